@@ -1,0 +1,245 @@
+// Package lang is the syntax of the .wf workflow language: its lexer, its
+// grammar, the AST with a start and end position on every node, Parse and
+// Format.
+//
+// Parse turns one file's text into a *File and the syntax diagnostics of
+// that file (at most one syntax error, the deepest, since the parser does
+// not recover; a file with a syntax error yields no tree). Format prints a
+// tree back in the one canonical layout, comments kept. The package knows
+// nothing of node kinds or expression semantics: the compiler checks those.
+package lang
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/aguic/aguic/lang/diag"
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// MaxDepth is how deeply brackets, blocks and strings may nest. Parsing is
+// recursive, so deeper input is rejected before it reaches the parser.
+const MaxDepth = 100
+
+// Syntax diagnostic codes.
+const (
+	CodeSyntax   = "WF001" // the text is not valid .wf syntax
+	CodeDepth    = "WF002" // nesting deeper than MaxDepth
+	CodeVersion  = "WF003" // missing or unsupported `wf N` line
+	CodeReserved = "WF004" // a keyword used as a name
+)
+
+// LanguageVersion is the language version this package parses.
+const LanguageVersion = 1
+
+// Keywords are the words the grammar gives a meaning; none may name a
+// workflow, tool, label, node kind, variable or branch.
+var Keywords = []string{
+	"wf", "workflow", "tool", "flow", "set", "if", "else", "switch", "case",
+	"default", "for", "in", "while", "max", "goto", "step", "parallel",
+	"branch", "try", "catch", "end", "fail", "on",
+}
+
+// IsKeyword reports whether name is a keyword.
+func IsKeyword(name string) bool {
+	for _, k := range Keywords {
+		if k == name {
+			return true
+		}
+	}
+	return false
+}
+
+var parser = participle.MustBuild[File](
+	participle.Lexer(definition),
+	participle.Elide(elided...),
+)
+
+// Parse parses one .wf file. It returns the tree, or nil when the file has
+// a syntax error, and the file's syntax diagnostics.
+func Parse(name string, src []byte) (*File, diag.List) {
+	var diags diag.List
+	tokens, err := lexAll(name, src)
+	if err != nil {
+		diags.Add(syntaxError(name, src, err))
+		return nil, diags
+	}
+	if d, ok := checkDepth(name, src, tokens); !ok {
+		diags.Add(d)
+		return nil, diags
+	}
+	peek, err := lexer.Upgrade(&sliceLexer{tokens: tokens}, elidedTypes()...)
+	if err != nil {
+		diags.Add(syntaxError(name, src, err))
+		return nil, diags
+	}
+	f, err := parser.ParseFromLexer(peek)
+	if err != nil {
+		diags.Add(syntaxError(name, src, err))
+		return nil, diags
+	}
+	f.Name = name
+	for _, t := range tokens {
+		if t.Type == tokenTypes["Comment"] {
+			f.Comments = append(f.Comments, &Comment{Pos: t.Pos, EndPos: endOf(t), Text: t.Value})
+		}
+	}
+	post := postParse{file: f}
+	for _, t := range tokens {
+		if t.Type == tokenTypes["Semi"] {
+			post.semis = append(post.semis, t.Pos.Offset)
+		}
+	}
+	post.run()
+	diags = append(diags, post.diags...)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	return f, diags
+}
+
+func elidedTypes() []lexer.TokenType {
+	out := make([]lexer.TokenType, len(elided))
+	for i, name := range elided {
+		out[i] = tokenTypes[name]
+	}
+	return out
+}
+
+// lexAll lexes src once into tokens ending with EOF.
+func lexAll(name string, src []byte) ([]lexer.Token, error) {
+	lex, err := definition.LexString(name, string(src))
+	if err != nil {
+		return nil, err
+	}
+	return lexer.ConsumeAll(lex)
+}
+
+// endOf returns the position just past token t.
+func endOf(t lexer.Token) lexer.Position {
+	p := t.Pos
+	p.Advance(t.Value)
+	return p
+}
+
+// checkDepth rejects input that nests deeper than MaxDepth.
+func checkDepth(name string, src []byte, tokens []lexer.Token) (diag.Diagnostic, bool) {
+	depth := 0
+	for _, t := range tokens {
+		switch t.Type {
+		case tokenTypes["StrOpen"], tokenTypes["HeredocOpen"], tokenTypes["InterpOpen"]:
+			depth++
+		case tokenTypes["StrClose"], tokenTypes["HeredocClose"], tokenTypes["InterpClose"]:
+			depth--
+		case tokenTypes["Punct"]:
+			switch t.Value {
+			case "{", "(", "[":
+				depth++
+			case "}", ")", "]":
+				depth--
+			}
+		default:
+			continue
+		}
+		if depth > MaxDepth {
+			f := diag.NewFile(name, src)
+			return diag.Errorf(f.Span(t.Pos.Offset, t.Pos.Offset+len(t.Value)), CodeDepth,
+				"nesting deeper than %d levels", MaxDepth), false
+		}
+	}
+	return diag.Diagnostic{}, true
+}
+
+var unexpectedRE = regexp.MustCompile(`^unexpected token "((?:[^"\\]|\\.)*)"(?: \(expected (.*)\))?$`)
+
+// syntaxError turns a lexer or parser error into a diagnostic that says
+// what was expected and what was found.
+func syntaxError(name string, src []byte, err error) diag.Diagnostic {
+	f := diag.NewFile(name, src)
+	var perr participle.Error
+	if !errors.As(err, &perr) {
+		return diag.Errorf(diag.Span{File: name}, CodeSyntax, "%v", err)
+	}
+	pos := perr.Position()
+	msg := perr.Message()
+	width := 1
+	var ute *participle.UnexpectedTokenError
+	if errors.As(err, &ute) {
+		width = max(1, len(ute.Unexpected.Value))
+		msg = describeUnexpected(ute.Unexpected, msg)
+	} else if m := unexpectedRE.FindStringSubmatch(msg); m != nil {
+		msg = "unexpected " + m[1]
+	} else if strings.HasPrefix(msg, "lexer: invalid input text") {
+		r := []rune(string(src[min(pos.Offset, len(src)):]))
+		found := "end of file"
+		if len(r) > 0 {
+			found = strconv.QuoteRune(r[0])
+		}
+		msg = fmt.Sprintf("unexpected character %s", found)
+	}
+	return diag.Errorf(f.Span(pos.Offset, pos.Offset+width), CodeSyntax, "%s", msg)
+}
+
+// describeUnexpected rewords participle's "unexpected token" message.
+func describeUnexpected(t lexer.Token, msg string) string {
+	switch t.Type {
+	case tokenTypes["BadComment"]:
+		return "unterminated block comment"
+	case tokenTypes["BadNewline"]:
+		return `unterminated string literal (use """ for a string of several lines)`
+	}
+	found := describeToken(t)
+	m := unexpectedRE.FindStringSubmatch(msg)
+	if m == nil || m[2] == "" {
+		return "unexpected " + found
+	}
+	return fmt.Sprintf("expected %s, found %s", describeExpected(m[2]), found)
+}
+
+// describeToken names a token for a message.
+func describeToken(t lexer.Token) string {
+	switch {
+	case t.EOF():
+		return "end of file"
+	case t.Type == tokenTypes["Newline"]:
+		return "newline"
+	case t.Type == tokenTypes["Ident"]:
+		return fmt.Sprintf("%q", t.Value)
+	case t.Type == tokenTypes["StrOpen"], t.Type == tokenTypes["HeredocOpen"]:
+		return "string"
+	case t.Type == tokenTypes["Var"]:
+		return fmt.Sprintf("%q", t.Value)
+	}
+	return fmt.Sprintf("%q", t.Value)
+}
+
+// expectedNames maps grammar fragments participle prints to words.
+var expectedNames = strings.NewReplacer(
+	"<newline>", "newline",
+	"<semi>", `";"`,
+	"<ident>", "name",
+	"<var>", "$path",
+	"<number>", "number",
+	"<assign>", `"="`,
+	"<arrow>", `"->"`,
+	"<stropen>", "string",
+	"<heredocopen>", "string",
+	"<eof>", "end of file",
+	"<label>", "label",
+	"<interpclose>", `">>"`,
+	"<strclose>", `"\""`,
+	"<heredocclose>", `"\"\"\""`,
+)
+
+// describeExpected turns participle's view of what it expected into words.
+func describeExpected(s string) string {
+	s = expectedNames.Replace(s)
+	if len(s) > 60 {
+		return "a statement"
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+package vm
+
+import (
+	"slices"
+
+	"github.com/aguic/aguic/lang/diag"
+	exprvm "github.com/expr-lang/expr/vm"
+)
+
+// Program is every workflow compiled from one set of source files.
+type Program struct {
+	Workflows []*Workflow // sorted by id
+}
+
+// Workflow returns the workflow with the given id, or nil.
+func (p *Program) Workflow(id string) *Workflow {
+	i, ok := slices.BinarySearchFunc(p.Workflows, id, func(w *Workflow, id string) int {
+		switch {
+		case w.ID < id:
+			return -1
+		case w.ID > id:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return nil
+	}
+	return p.Workflows[i]
+}
+
+// Workflow is one `workflow` block lowered to a graph.
+type Workflow struct {
+	ID           string
+	Title        string
+	Description  string
+	Conversation bool
+	Span         diag.Span // the whole workflow block
+	Hash         string    // hex SHA-256 of the source file the workflow came from
+	Entry        string    // id of the first node; "" for an empty flow
+	Nodes        []*Node   // in source order
+	Tools        []*Tool   // backend tools, in source order
+
+	index map[string]*Node
+}
+
+// Node returns the node with the given id, or nil.
+func (w *Workflow) Node(id string) *Node {
+	if w.index == nil {
+		w.index = make(map[string]*Node, len(w.Nodes))
+		for _, n := range w.Nodes {
+			w.index[n.ID] = n
+		}
+	}
+	return w.index[id]
+}
+
+// Tool returns the backend tool with the given name, or nil.
+func (w *Workflow) Tool(name string) *Tool {
+	for _, t := range w.Tools {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Tool is a backend tool a model node may call.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  *Value // JSON Schema of the arguments; nil means any object
+	Result      *Value // the `result = expr` implementation, or nil
+	Impl        *Node  // the `http …` or `call …` implementation, or nil
+	Span        diag.Span
+}
+
+// The control kinds the compiler lowers statements into. Node kinds of the
+// stdlib ("say", "model", "http", "state sync"…) are named by their KindSpec.
+const (
+	KindSet      = "set"      // Assigns; edge next
+	KindIf       = "if"       // Cond; edges true, false
+	KindSwitch   = "switch"   // Cases; edges "case 1"…, default
+	KindFor      = "for"      // Var in Iter; edges body, next
+	KindWhile    = "while"    // Cond, Max; edges body, next
+	KindStep     = "step"     // Name; STEP_STARTED; edge next
+	KindStepEnd  = "step_end" // Name; STEP_FINISHED; edge next
+	KindParallel = "parallel" // edges "branch NAME"…, each ends at the join
+	KindJoin     = "join"     // merges the branches; edge next
+	KindCatch    = "catch"    // binds the error to Var; edge next
+	KindEnd      = "end"      // finishes the run
+	KindFail     = "fail"     // Arg is the message; ends with RUN_ERROR
+)
+
+// The edge labels the compiler produces.
+const (
+	EdgeNext    = "next"
+	EdgeTrue    = "true"
+	EdgeFalse   = "false"
+	EdgeBody    = "body"
+	EdgeDefault = "default"
+	EdgeError   = "error"
+)
+
+// Node is one vertex of a workflow graph.
+type Node struct {
+	ID    string // the label, or an id derived from the statement's path
+	Kind  string // a Kind* constant or a KindSpec name
+	Label string // the label written in the source, if any
+	Span  diag.Span
+
+	Word string            // the leading word of kinds that take one (http's method)
+	Arg  *Value            // the positional argument
+	Keys map[string]*Value // the body's `key = value` entries, defaults filled in
+	Out  *Path             // `-> $path`, or nil
+
+	Assigns []Assign // KindSet
+	Cond    *Value   // KindIf, KindWhile
+	Cases   []*Value // KindSwitch, one per "case N" edge
+	Var     string   // KindFor's loop variable, KindCatch's error variable
+	Iter    *Value   // KindFor's list
+	Max     int      // KindWhile's iteration bound
+	Name    string   // KindStep / KindStepEnd step name; KindParallel branch names joined
+
+	Suspends bool   // whether the node may suspend the run
+	Edges    []Edge // named successors, in a fixed order
+}
+
+// Edge is a named successor of a node.
+type Edge struct {
+	Label string
+	To    string
+}
+
+// Next returns the target of the edge with the given label, or "".
+func (n *Node) Next(label string) string {
+	for _, e := range n.Edges {
+		if e.Label == label {
+			return e.To
+		}
+	}
+	return ""
+}
+
+// Assign is one `$path = value` of a set statement.
+type Assign struct {
+	Path  *Path
+	Value *Value
+}
+
+// Path is a context path written as $root.key.key.
+type Path struct {
+	Root string   // without the $
+	Keys []string // the dotted keys after the root
+	Span diag.Span
+}
+
+// String renders p as written: $root.a.b.
+func (p *Path) String() string {
+	s := "$" + p.Root
+	for _, k := range p.Keys {
+		s += "." + k
+	}
+	return s
+}
+
+// Value is a compiled expression or string template.
+type Value struct {
+	Span     diag.Span
+	Source   string    // the text as written in the .wf file
+	Expr     *Expr     // set for expressions
+	Template *Template // set for string literals, with or without <<…>>
+	Tools    []string  // for keys of TypeTools: the backend tool names listed
+}
+
+// Expr is one expr-lang expression compiled at check time.
+type Expr struct {
+	Source  string // the expression handed to expr
+	Program *exprvm.Program
+}
+
+// Template is a string with <<expr>> interpolations.
+type Template struct {
+	Parts []TemplatePart
+}
+
+// Single returns the expression of a template that is exactly one <<expr>>:
+// such a template keeps the value's type.
+func (t *Template) Single() *Expr {
+	if len(t.Parts) == 1 && t.Parts[0].Expr != nil {
+		return t.Parts[0].Expr
+	}
+	return nil
+}
+
+// TemplatePart is literal text or one interpolated expression.
+type TemplatePart struct {
+	Text string
+	Expr *Expr
+}

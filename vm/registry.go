@@ -1,0 +1,210 @@
+package vm
+
+import (
+	"fmt"
+	"github.com/expr-lang/expr"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Type is the type a key or argument accepts, as far as the compiler checks it.
+type Type int
+
+// The checked types.
+const (
+	TypeAny      Type = iota
+	TypeString        // a string or template
+	TypeBool          // true or false
+	TypeInt           // a whole number
+	TypeNumber        // any number
+	TypeObject        // a map
+	TypeList          // an array
+	TypeDuration      // a string time.ParseDuration accepts: "20s"
+	TypeBackoff       // "1s..8s": the first and the longest wait of an exponential backoff
+	TypePath          // a context path written as $root.key: read or written by the node
+	TypeTools         // a list of backend tool names and expressions giving frontend tools
+	TypeWorkflow      // a workflow id written as a bare identifier
+)
+
+var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow"}
+
+func (t Type) String() string { return typeNames[t] }
+
+// KindSpec declares one node kind: its shape, keys, handlers and result.
+type KindSpec struct {
+	Name     string    // "say", "http", or "state sync" for a kind with a mode word
+	Doc      string    // one sentence for the reference
+	Word     *WordSpec // a bare leading word, such as http's method; nil if none
+	Arg      *ArgSpec  // the positional argument; nil if none is allowed
+	Keys     []KeySpec // the body's keys
+	Handlers []Handler // the `on name { }` handlers it may have
+	Suspend  Suspend   // whether it may suspend the run
+	Convo    bool      // allowed only in conversation workflows
+	Result   string    // what `-> $path` receives; "" means the kind has no result
+	Example  string    // a short .wf snippet using the kind
+}
+
+// Key returns the key spec with the given name, or nil.
+func (k *KindSpec) Key(name string) *KeySpec {
+	for i := range k.Keys {
+		if k.Keys[i].Name == name {
+			return &k.Keys[i]
+		}
+	}
+	return nil
+}
+
+// Handler returns the handler spec with the given name, or nil.
+func (k *KindSpec) Handler(name string) *Handler {
+	for i := range k.Handlers {
+		if k.Handlers[i].Name == name {
+			return &k.Handlers[i]
+		}
+	}
+	return nil
+}
+
+// Suspend says when a node kind suspends a run.
+type Suspend int
+
+// The suspension rules.
+const (
+	SuspendNever         Suspend = iota
+	SuspendAlways                // suspend, interrupt, frontend_tool
+	SuspendFrontendTools         // model: when its tools include the client's frontend tools
+)
+
+// WordSpec declares a bare word that follows the kind, such as `http GET`.
+type WordSpec struct {
+	Name   string   // what the word is, for messages: "method"
+	Values []string // the accepted words
+}
+
+// ArgSpec declares the positional argument.
+type ArgSpec struct {
+	Name     string // what it is, for messages and docs: "text", "url"
+	Type     Type
+	Required bool
+	Doc      string
+}
+
+// KeySpec declares one `key = value` of a node body or tool.
+type KeySpec struct {
+	Name     string
+	Type     Type
+	Required bool
+	Default  any      // the value used when the key is absent; nil for none
+	Enum     []string // for string keys: the accepted values
+	Writes   bool     // for TypePath keys: the node writes the path
+	Doc      string
+}
+
+// Handler declares an `on name { }` block.
+type Handler struct {
+	Name     string
+	Required bool
+	Doc      string
+}
+
+// Builtin is a function that expressions may call.
+type Builtin struct {
+	Name      string
+	Signature string // as shown in docs: "tail(list, n) list"
+	Doc       string
+	Fn        func(args ...any) (any, error)
+	Types     []any // function types expr checks calls against; none: unchecked
+}
+
+// Registry is the set of node kinds and builtins a program is compiled
+// against and run with. Fill it once at start-up, then share it read-only.
+type Registry struct {
+	kinds    map[string]*KindSpec
+	builtins map[string]*Builtin
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{kinds: map[string]*KindSpec{}, builtins: map[string]*Builtin{}}
+}
+
+// AddKind registers a node kind; registering a name twice panics.
+func (r *Registry) AddKind(k *KindSpec) {
+	if _, dup := r.kinds[k.Name]; dup {
+		panic(fmt.Sprintf("vm: node kind %q registered twice", k.Name))
+	}
+	r.kinds[k.Name] = k
+}
+
+// Kind returns the kind with the given name ("state sync" for a mode), or nil.
+func (r *Registry) Kind(name string) *KindSpec { return r.kinds[name] }
+
+// Modes returns the mode words of a kind written with one ("state" →
+// "delta", "snapshot", "sync"), sorted; nil for other kinds.
+func (r *Registry) Modes(kind string) []string {
+	var modes []string
+	for name := range r.kinds {
+		if rest, ok := strings.CutPrefix(name, kind+" "); ok {
+			modes = append(modes, rest)
+		}
+	}
+	sort.Strings(modes)
+	return modes
+}
+
+// Kinds returns every registered kind sorted by name.
+func (r *Registry) Kinds() []*KindSpec {
+	out := make([]*KindSpec, 0, len(r.kinds))
+	for _, k := range r.kinds {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, func(a, b *KindSpec) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// KindNames returns the names written first in a node statement: "say",
+// "http", "state" (once for all its modes), sorted.
+func (r *Registry) KindNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for name := range r.kinds {
+		head, _, _ := strings.Cut(name, " ")
+		if !seen[head] {
+			seen[head] = true
+			out = append(out, head)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddBuiltin registers a builtin function; registering a name twice panics.
+func (r *Registry) AddBuiltin(b *Builtin) {
+	if _, dup := r.builtins[b.Name]; dup {
+		panic(fmt.Sprintf("vm: builtin %q registered twice", b.Name))
+	}
+	r.builtins[b.Name] = b
+}
+
+// Builtin returns the builtin with the given name, or nil.
+func (r *Registry) Builtin(name string) *Builtin { return r.builtins[name] }
+
+// Builtins returns every registered builtin sorted by name.
+func (r *Registry) Builtins() []*Builtin {
+	out := make([]*Builtin, 0, len(r.builtins))
+	for _, b := range r.builtins {
+		out = append(out, b)
+	}
+	slices.SortFunc(out, func(a, b *Builtin) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// ExprOptions returns the expr options that make every builtin callable.
+// The compiler and the interpreter both compile and run with them.
+func (r *Registry) ExprOptions() []expr.Option {
+	opts := make([]expr.Option, 0, len(r.builtins))
+	for _, b := range r.Builtins() {
+		opts = append(opts, expr.Function(b.Name, b.Fn, b.Types...))
+	}
+	return opts
+}
