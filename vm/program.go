@@ -86,6 +86,7 @@ const (
 	KindStep     = "step"     // Name; STEP_STARTED; edge next
 	KindStepEnd  = "step_end" // Name; STEP_FINISHED; edge next
 	KindParallel = "parallel" // edges "branch NAME"…, each ends at the join
+	KindTry      = "try"      // enters a try block; edge next
 	KindJoin     = "join"     // merges the branches; edge next
 	KindCatch    = "catch"    // binds the error to Var; edge next
 	KindEnd      = "end"      // finishes the run
@@ -111,7 +112,7 @@ type Node struct {
 
 	Word string            // the leading word of kinds that take one (http's method)
 	Arg  *Value            // the positional argument
-	Keys map[string]*Value // the body's `key = value` entries, defaults filled in
+	Keys map[string]*Value // the body's `key = value` entries as written
 	Out  *Path             // `-> $path`, or nil
 
 	Assigns []Assign // KindSet
@@ -170,7 +171,9 @@ type Value struct {
 	Source   string    // the text as written in the .wf file
 	Expr     *Expr     // set for expressions
 	Template *Template // set for string literals, with or without <<…>>
+	Path     *Path     // set for keys of TypePath
 	Tools    []string  // for keys of TypeTools: the backend tool names listed
+	Frontend bool      // for keys of TypeTools: the list also takes tools from the context (the client's)
 }
 
 // Expr is one expr-lang expression compiled at check time.

@@ -1,0 +1,305 @@
+// Package compiler checks .wf files and lowers their workflows to the graph
+// the VM runs.
+//
+// Compile takes the source files of one program and a *vm.Registry that
+// describes the node kinds and builtins, and returns a *vm.Program and every
+// diagnostic of every file at once, sorted by position: a syntax error in
+// one file never hides another file's errors. Every expression and template
+// is compiled by expr here, and its errors point at their exact line and
+// column in the .wf file. The compiler learns node kinds only from the
+// registry; it never imports the stdlib.
+package compiler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/vm"
+	"github.com/expr-lang/expr"
+)
+
+// Source is one .wf file's name and text.
+type Source struct {
+	Name string
+	Text []byte
+}
+
+// Diagnostic codes of the checks. Syntax codes (WF001–WF004) are lang's.
+const (
+	CodeUnknownKind     = "WF101" // unknown node kind
+	CodeUnknownKey      = "WF102" // unknown key of a node or tool
+	CodeUnknownHandler  = "WF103" // unknown `on` handler
+	CodeUnknownFunc     = "WF104" // call of an unknown function
+	CodeMissingKey      = "WF105" // required key missing
+	CodeWrongType       = "WF106" // a value of the wrong type
+	CodeArg             = "WF107" // positional argument missing or not allowed
+	CodeWord            = "WF108" // missing or unknown mode or method word
+	CodeDuplicate       = "WF109" // key, handler, attribute or branch given twice
+	CodeMissingHandler  = "WF110" // required handler missing
+	CodeNoResult        = "WF111" // `-> $path` on a node without a result
+	CodeUnknownAttr     = "WF120" // unknown workflow attribute
+	CodeDuplicateID     = "WF121" // two workflows with one id
+	CodeFlow            = "WF122" // workflow without a flow, or with two
+	CodeDuplicateLabel  = "WF123" // a label used twice in a workflow
+	CodeUndefinedLabel  = "WF124" // goto to a label that does not exist
+	CodeGotoScope       = "WF125" // goto into a nested block, or out of a step or branch
+	CodeUnreachable     = "WF126" // a statement control never reaches
+	CodeSwitch          = "WF127" // switch without default, or default not last
+	CodeWhileMax        = "WF128" // while without a positive max
+	CodeDuplicateTool   = "WF130" // two tools with one name
+	CodeToolShape       = "WF131" // a tool without one implementation
+	CodeSuspendLabel    = "WF140" // a suspending node without a label
+	CodeSuspendPlace    = "WF141" // a suspending node inside step, parallel or for
+	CodeConversation    = "WF142" // a conversation-only node in a stateless workflow
+	CodeParallelWrite   = "WF143" // two parallel branches write the same path
+	CodeParallelEnd     = "WF144" // end or goto leaving a parallel branch
+	CodeExpr            = "WF150" // an expression or template that does not compile
+	CodeNotBool         = "WF151" // a condition that is not boolean
+	CodeBadCall         = "WF152" // a builtin called with wrong arguments
+	CodeUnknownName     = "WF153" // an unknown bare name
+	CodeUnwrittenRoot   = "WF160" // a context root read but never written (warning)
+	CodeUnknownWorkflow = "WF170" // call of an unknown workflow
+	CodeCallCycle       = "WF171" // workflows that call each other in a cycle
+)
+
+// builtinRoots are the context roots that exist without being written.
+var builtinRoots = []string{"agent", "input"}
+
+// Compile checks and lowers every workflow of srcs against reg. The program
+// is nil when any file has an error; the diagnostics are sorted.
+func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
+	sh := newShared(reg)
+	parsed := make([]*fileCompiler, len(srcs))
+	forEach(len(srcs), func(i int) {
+		f, diags := lang.Parse(srcs[i].Name, srcs[i].Text)
+		parsed[i] = &fileCompiler{shared: sh, src: srcs[i].Text, file: diag.NewFile(srcs[i].Name, srcs[i].Text), ast: f, diags: diags}
+	})
+
+	// Workflow ids across files, first occurrence wins.
+	ids := map[string]bool{}
+	first := map[string]diag.Span{}
+	for _, fc := range parsed {
+		if fc.ast == nil {
+			continue
+		}
+		for _, w := range fc.ast.Workflows {
+			span := fc.span(w.Name.Pos, w.Name.EndPos)
+			if ids[w.Name.Name] {
+				fc.diags.Errorf(span, CodeDuplicateID, "workflow %q is already defined at %s", w.Name.Name, first[w.Name.Name])
+				fc.skip = append(fc.skip, w)
+				continue
+			}
+			ids[w.Name.Name] = true
+			first[w.Name.Name] = span
+		}
+	}
+	sh.workflowIDs = ids
+
+	forEach(len(parsed), func(i int) {
+		if parsed[i].ast != nil {
+			parsed[i].compile()
+		}
+	})
+
+	var all diag.List
+	prog := &vm.Program{}
+	var calls []callRef
+	for _, fc := range parsed {
+		all = append(all, fc.diags...)
+		prog.Workflows = append(prog.Workflows, fc.workflows...)
+		calls = append(calls, fc.calls...)
+	}
+	all = append(all, callCycles(calls)...)
+	all.Sort()
+	if all.HasErrors() {
+		return nil, all
+	}
+	slices.SortFunc(prog.Workflows, func(a, b *vm.Workflow) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return prog, all
+}
+
+// forEach runs fn(0…n-1) on up to GOMAXPROCS goroutines.
+func forEach(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// shared is what every file's compilation reads and nothing writes.
+type shared struct {
+	reg         *vm.Registry
+	baseOpts    []expr.Option
+	funcs       map[string]bool
+	funcNames   []string
+	workflowIDs map[string]bool
+}
+
+func newShared(reg *vm.Registry) *shared {
+	sh := &shared{reg: reg, funcs: map[string]bool{}}
+	sh.baseOpts = reg.ExprOptions()
+	if reg.Builtin(textFunc) == nil {
+		sh.baseOpts = append(sh.baseOpts, expr.Function(textFunc, func(args ...any) (any, error) { return vm.Text(args[0]), nil }, new(func(any) string)))
+	}
+	for _, name := range builtinNames() {
+		sh.funcs[name] = true
+	}
+	for _, b := range reg.Builtins() {
+		sh.funcs[b.Name] = true
+	}
+	sh.funcs[textFunc] = true
+	for name := range sh.funcs {
+		sh.funcNames = append(sh.funcNames, name)
+	}
+	sort.Strings(sh.funcNames)
+	return sh
+}
+
+// callRef is one `call` of a workflow, for the cycle check.
+type callRef struct {
+	from, to string
+	span     diag.Span
+}
+
+// callCycles reports every call that closes a cycle of workflows.
+func callCycles(calls []callRef) diag.List {
+	graph := map[string][]callRef{}
+	for _, c := range calls {
+		graph[c.from] = append(graph[c.from], c)
+	}
+	var out diag.List
+	for _, c := range calls {
+		if path := reaches(graph, c.to, c.from, map[string]bool{}); path != nil {
+			cycle := append([]string{c.from}, path...)
+			out.Errorf(c.span, CodeCallCycle, "recursive call: %s", joinArrow(cycle))
+		}
+	}
+	return out
+}
+
+// reaches returns the workflows on a path of calls from `from` to `to`.
+func reaches(graph map[string][]callRef, from, to string, seen map[string]bool) []string {
+	if from == to {
+		return []string{to}
+	}
+	if seen[from] {
+		return nil
+	}
+	seen[from] = true
+	for _, c := range graph[from] {
+		if p := reaches(graph, c.to, to, seen); p != nil {
+			return append([]string{from}, p...)
+		}
+	}
+	return nil
+}
+
+func joinArrow(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += " -> "
+		}
+		s += n
+	}
+	return s
+}
+
+// fileCompiler compiles the workflows of one parsed file.
+type fileCompiler struct {
+	*shared
+	src   []byte
+	file  *diag.File
+	ast   *lang.File
+	diags diag.List
+	skip  []*lang.Workflow // duplicates, already reported
+
+	workflows []*vm.Workflow
+	calls     []callRef
+
+	// per workflow
+	reads  map[string]diag.Span // root → first read
+	writes map[string]bool
+}
+
+func (c *fileCompiler) compile() {
+	sum := sha256.Sum256(c.src)
+	hash := hex.EncodeToString(sum[:])
+	for _, w := range c.ast.Workflows {
+		if slices.Contains(c.skip, w) {
+			continue
+		}
+		wf := c.workflow(w)
+		wf.Hash = hash
+		c.workflows = append(c.workflows, wf)
+	}
+}
+
+// read records a read of $root.
+func (c *fileCompiler) read(root string, span diag.Span) {
+	if _, seen := c.reads[root]; !seen {
+		c.reads[root] = span
+	}
+}
+
+// write records a write of $root.
+func (c *fileCompiler) write(root string) { c.writes[root] = true }
+
+// rootNames lists the roots an expression may read: builtin and written.
+func (c *fileCompiler) rootNames() []string {
+	names := make([]string, 0, len(builtinRoots)+len(c.writes))
+	for _, r := range builtinRoots {
+		names = append(names, "$"+r)
+	}
+	for r := range c.writes {
+		names = append(names, "$"+r)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// checkRoots warns about roots read but never written.
+func (c *fileCompiler) checkRoots() {
+	roots := make([]string, 0, len(c.reads))
+	for r := range c.reads {
+		roots = append(roots, r)
+	}
+	sort.Strings(roots)
+	for _, r := range roots {
+		if c.writes[r] || slices.Contains(builtinRoots, r) {
+			continue
+		}
+		c.diags.Warningf(c.reads[r], CodeUnwrittenRoot, "$%s is read but nothing writes it%s", r, suggest("$"+r, c.rootNames()))
+	}
+}

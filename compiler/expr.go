@@ -1,0 +1,374 @@
+package compiler
+
+import (
+	"errors"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/vm"
+	"github.com/alecthomas/participle/v2/lexer"
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/types"
+)
+
+// textFunc is the function desugared templates call to stringify a value.
+const textFunc = "text"
+
+// exprSource is an expression as handed to expr, with a map back to the
+// .wf file so errors point at the exact column.
+type exprSource struct {
+	b    strings.Builder
+	segs []segment
+}
+
+// segment is a run of exprSource that came from one place of the file.
+type segment struct {
+	out      int  // byte offset in the source where the run starts
+	file     int  // byte offset in the .wf file it maps to
+	verbatim bool // bytes map one to one; otherwise all map to file
+}
+
+func (s *exprSource) verbatim(text string, fileOff int) {
+	s.segs = append(s.segs, segment{out: s.b.Len(), file: fileOff, verbatim: true})
+	s.b.WriteString(text)
+}
+
+func (s *exprSource) synthetic(text string, fileOff int) {
+	s.segs = append(s.segs, segment{out: s.b.Len(), file: fileOff})
+	s.b.WriteString(text)
+}
+
+// fileOffset maps a byte offset of the source to a byte offset of the file.
+func (s *exprSource) fileOffset(out int) int {
+	i, found := slices.BinarySearchFunc(s.segs, out, func(g segment, out int) int { return g.out - out })
+	if !found {
+		i--
+	}
+	if i < 0 {
+		return s.segs[0].file
+	}
+	g := s.segs[i]
+	if g.verbatim {
+		return g.file + out - g.out
+	}
+	return g.file
+}
+
+// env is what an expression may name besides $roots and builtins.
+type env struct {
+	locals []string // loop variables and catch bindings in scope
+	tools  []string // backend tool names, for a tools key
+	args   bool     // inside a tool: $args holds the arguments
+}
+
+func (e env) with(local string) env {
+	e.locals = append(slices.Clip(e.locals), local)
+	return e
+}
+
+// syntax is the shape of a written value, whichever grammar node holds it.
+type syntax struct {
+	pos, end lexer.Position
+	single   *lang.String   // the value is exactly one string literal
+	strings  []*lang.String // every string literal inside, in order
+	tokens   []string       // the top-level tokens; "" for strings and groups
+}
+
+func exprSyntax(e *lang.Expr) syntax {
+	s := syntax{pos: e.Pos, end: e.EndPos}
+	for _, p := range e.Parts {
+		s.tokens = append(s.tokens, p.Token)
+	}
+	if len(e.Parts) == 1 && e.Parts[0].Str != nil {
+		s.single = e.Parts[0].Str
+	}
+	s.strings = collectStrings(e)
+	return s
+}
+
+func condSyntax(c *lang.Cond) syntax {
+	s := syntax{pos: c.Pos, end: c.EndPos}
+	for _, p := range c.Parts {
+		s.tokens = append(s.tokens, p.Token)
+	}
+	if len(c.Parts) == 1 && c.Parts[0].Str != nil {
+		s.single = c.Parts[0].Str
+	}
+	s.strings = collectStrings(c)
+	return s
+}
+
+// condRest is the syntax of c's parts from index i on.
+func condRest(c *lang.Cond, i int) syntax {
+	rest := &lang.Cond{Pos: c.Parts[i].Pos, EndPos: c.EndPos, Parts: c.Parts[i:]}
+	return condSyntax(rest)
+}
+
+func collectStrings(n any) []*lang.String {
+	var out []*lang.String
+	lang.Inspect(n, func(n any) bool {
+		if s, ok := n.(*lang.String); ok {
+			out = append(out, s)
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// tplPart is literal text or an interpolation of a string literal.
+type tplPart struct {
+	text   string
+	interp *lang.Interp
+}
+
+// placeholder stands for an interpolation while a heredoc is dedented.
+const placeholder = '\uE000'
+
+// templateParts decodes a string literal into text and interpolations:
+// escapes decoded, a heredoc's indentation stripped.
+func templateParts(s *lang.String) []tplPart {
+	var b strings.Builder
+	var interps []*lang.Interp
+	for _, p := range s.Parts {
+		switch {
+		case p.Interp != nil:
+			b.WriteRune(placeholder)
+			interps = append(interps, p.Interp)
+		case p.Escape != "":
+			b.WriteString(unescape(p.Escape))
+		default:
+			b.WriteString(p.Text)
+		}
+	}
+	text := b.String()
+	if s.Heredoc {
+		text = lang.Dedent(text)
+	}
+	var parts []tplPart
+	for {
+		i := strings.IndexRune(text, placeholder)
+		if i < 0 || len(interps) == 0 {
+			break
+		}
+		if i > 0 {
+			parts = append(parts, tplPart{text: text[:i]})
+		}
+		parts = append(parts, tplPart{interp: interps[0]})
+		interps = interps[1:]
+		text = text[i+utf8.RuneLen(placeholder):]
+	}
+	if text != "" || len(parts) == 0 {
+		parts = append(parts, tplPart{text: text})
+	}
+	return parts
+}
+
+func unescape(esc string) string {
+	switch esc {
+	case `\<<`:
+		return "<<"
+	case "\\\n":
+		return ""
+	case `\'`:
+		return "'"
+	}
+	s, err := strconv.Unquote(`"` + esc + `"`)
+	if err != nil {
+		return esc
+	}
+	return s
+}
+
+// plain reports whether expr reads the string literal as written.
+func plain(s *lang.String) bool {
+	if s.Heredoc {
+		return false
+	}
+	for _, p := range s.Parts {
+		if p.Interp != nil || p.Escape == `\<<` || p.Escape == "\\\n" || p.Escape == `\'` {
+			return false
+		}
+	}
+	return true
+}
+
+// source builds the expr text of a value, desugaring string literals with
+// interpolations into concatenations of text() calls.
+func (c *fileCompiler) source(s syntax) *exprSource {
+	out := &exprSource{}
+	cursor := s.pos.Offset
+	for _, str := range s.strings {
+		if plain(str) {
+			continue
+		}
+		out.verbatim(string(c.src[cursor:str.Pos.Offset]), cursor)
+		c.desugar(out, str)
+		cursor = str.EndPos.Offset
+	}
+	out.verbatim(string(c.src[cursor:s.end.Offset]), cursor)
+	return out
+}
+
+func (c *fileCompiler) desugar(out *exprSource, s *lang.String) {
+	parts := templateParts(s)
+	if len(parts) == 1 && parts[0].interp == nil {
+		out.synthetic(strconv.Quote(parts[0].text), s.Pos.Offset)
+		return
+	}
+	out.synthetic("(", s.Pos.Offset)
+	for i, p := range parts {
+		if i > 0 {
+			out.synthetic(" + ", s.Pos.Offset)
+		}
+		if p.interp == nil {
+			out.synthetic(strconv.Quote(p.text), s.Pos.Offset)
+			continue
+		}
+		wrap := len(parts) > 1
+		if wrap {
+			out.synthetic(textFunc+"(", p.interp.Pos.Offset)
+		}
+		out.verbatim(string(c.src[p.interp.Pos.Offset:p.interp.EndPos.Offset]), p.interp.Pos.Offset)
+		if wrap {
+			out.synthetic(")", p.interp.EndPos.Offset)
+		}
+	}
+	out.synthetic(")", s.EndPos.Offset)
+}
+
+// refs collects what an expression names, for checks expr cannot make.
+type refs struct {
+	idents  []*ast.IdentifierNode
+	callees map[*ast.IdentifierNode]bool
+	lets    []string
+}
+
+func (r *refs) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.IdentifierNode:
+		r.idents = append(r.idents, n)
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			r.callees[id] = true
+		}
+	case *ast.VariableDeclaratorNode:
+		r.lets = append(r.lets, n.Name)
+	}
+}
+
+// compileExpr compiles a value's expression. It returns nil after
+// reporting the error when the expression does not compile.
+func (c *fileCompiler) compileExpr(src *exprSource, e env, asBool bool) (*vm.Expr, reflect.Type) {
+	text := src.b.String()
+	r := &refs{callees: map[*ast.IdentifierNode]bool{}}
+	types := types.Map{types.Extra: types.Any}
+	opts := append(slices.Clip(c.baseOpts), expr.Env(types), expr.Patch(r))
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	program, err := expr.Compile(text, opts...)
+	if bad := c.checkRefs(src, text, r, e); bad {
+		return nil, nil
+	}
+	if err != nil {
+		c.exprError(src, text, err)
+		return nil, nil
+	}
+	return &vm.Expr{Source: text, Program: program}, program.Node().Type()
+}
+
+// checkRefs reports unknown names and functions, and records $root reads.
+func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (bad bool) {
+	for _, id := range r.idents {
+		name := id.Value
+		span := c.exprSpan(src, text, id.Location())
+		switch {
+		case strings.HasPrefix(name, "$"):
+			root := name[1:]
+			if root == "args" && e.args {
+				continue
+			}
+			c.read(root, span)
+		case r.callees[id]:
+			if !c.funcs[name] {
+				c.diags.Errorf(span, CodeUnknownFunc, "unknown function %q%s", name, suggest(name, c.funcNames))
+				bad = true
+			}
+		case slices.Contains(e.locals, name), slices.Contains(e.tools, name), slices.Contains(r.lets, name):
+		case name == "$env":
+		default:
+			cands := append(slices.Clone(e.locals), e.tools...)
+			hint := suggest(name, cands)
+			if hint == "" && !strings.HasPrefix(name, "$") {
+				hint = suggest("$"+name, c.rootNames())
+			}
+			what := "name"
+			if len(e.tools) > 0 {
+				what = "tool"
+			}
+			c.diags.Errorf(span, CodeUnknownName, "unknown %s %q%s", what, name, hint)
+			bad = true
+		}
+	}
+	return bad
+}
+
+// exprSpan converts an expr location into a span of the .wf file.
+func (c *fileCompiler) exprSpan(src *exprSource, text string, loc file.Location) diag.Span {
+	from := runeToByte(text, loc.From)
+	to := runeToByte(text, max(loc.To, loc.From+1))
+	start := src.fileOffset(from)
+	end := src.fileOffset(to)
+	if end <= start {
+		end = start + 1
+	}
+	return c.file.Span(start, end)
+}
+
+func runeToByte(s string, runes int) int {
+	i := 0
+	for n := 0; n < runes && i < len(s); n++ {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return i
+}
+
+// exprError reports an expr compile error at its place in the .wf file.
+func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
+	var fe *file.Error
+	if !errors.As(err, &fe) {
+		c.diags.Errorf(c.file.Span(src.segs[0].file, src.segs[0].file+1), CodeExpr, "%v", err)
+		return
+	}
+	code := CodeExpr
+	switch {
+	case strings.HasPrefix(fe.Message, "expected bool"):
+		code = CodeNotBool
+	case strings.Contains(fe.Message, "argument"):
+		code = CodeBadCall
+	}
+	msg := fe.Message
+	if strings.HasPrefix(msg, "unexpected token EOF") {
+		msg = "incomplete expression: " + msg
+	}
+	c.diags.Errorf(c.exprSpan(src, text, fe.Location), code, "%s", msg)
+}
+
+// builtinNames lists expr's own builtin functions.
+func builtinNames() []string {
+	names := make([]string, 0, len(builtin.Builtins))
+	for _, b := range builtin.Builtins {
+		names = append(names, b.Name)
+	}
+	return names
+}

@@ -1,0 +1,487 @@
+package compiler
+
+import (
+	"fmt"
+	"github.com/expr-lang/expr/ast"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/vm"
+)
+
+// node checks a node statement against its kind's declaration and lowers it.
+func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next string) *vm.Node {
+	c := l.c
+	out := &vm.Node{ID: id, Kind: n.Kind.Name, Label: labelName, Span: c.span(n.Pos, n.EndPos), Keys: map[string]*vm.Value{}}
+	l.add(out, sc)
+	kindSpan := c.span(n.Kind.Pos, n.Kind.EndPos)
+	argStart := 0 // index of the first Arg part that is the argument
+
+	spec := c.reg.Kind(n.Kind.Name)
+	if modes := c.reg.Modes(n.Kind.Name); len(modes) > 0 {
+		word := firstWord(n.Arg)
+		switch {
+		case word == "":
+			c.diags.Errorf(kindSpan, CodeWord, "%s needs a mode: %s", n.Kind.Name, orList(modes))
+		case !slices.Contains(modes, word):
+			p := n.Arg.Parts[0]
+			c.diags.Errorf(c.span(p.Pos, p.EndPos), CodeWord, "unknown %s mode %q%s", n.Kind.Name, word, suggest(word, modes))
+		default:
+			spec = c.reg.Kind(n.Kind.Name + " " + word)
+			out.Kind = spec.Name
+			argStart = 1
+		}
+		if spec == nil {
+			l.lowerHandlers(n, out, sc, next, nil)
+			return out
+		}
+	}
+	if spec == nil {
+		c.diags.Errorf(kindSpan, CodeUnknownKind, "unknown node kind %q%s", n.Kind.Name, suggest(n.Kind.Name, c.reg.KindNames()))
+		l.lowerHandlers(n, out, sc, next, nil)
+		return out
+	}
+
+	if spec.Word != nil {
+		word := firstWord(n.Arg)
+		switch {
+		case word == "":
+			c.diags.Errorf(kindSpan, CodeWord, "%s needs a %s: %s", spec.Name, spec.Word.Name, orList(spec.Word.Values))
+		case !slices.Contains(spec.Word.Values, word):
+			p := n.Arg.Parts[0]
+			hint := suggest(word, spec.Word.Values)
+			if up := strings.ToUpper(word); slices.Contains(spec.Word.Values, up) {
+				hint = fmt.Sprintf(" (did you mean %q?)", up)
+			}
+			c.diags.Errorf(c.span(p.Pos, p.EndPos), CodeWord, "unknown %s %s %q%s", spec.Name, spec.Word.Name, word, hint)
+			argStart = 1
+		default:
+			out.Word = word
+			argStart = 1
+		}
+	}
+
+	hasArg := n.Arg != nil && len(n.Arg.Parts) > argStart
+	switch {
+	case spec.Arg == nil && hasArg:
+		p := n.Arg.Parts[argStart]
+		c.diags.Errorf(c.span(p.Pos, n.Arg.EndPos), CodeArg, "%s takes no argument", spec.Name)
+	case spec.Arg != nil && spec.Arg.Required && !hasArg:
+		c.diags.Errorf(kindSpan, CodeArg, "%s needs a %s argument", spec.Name, spec.Arg.Name)
+	case spec.Arg != nil && hasArg:
+		out.Arg = l.arg(n.Arg, argStart, spec, sc)
+	}
+
+	if !l.wfConversation() && spec.Convo {
+		c.diags.Errorf(kindSpan, CodeConversation, "%s is only allowed in a conversation workflow (set conversation = true)", spec.Name)
+	}
+
+	keys := map[string]bool{}
+	if n.Body != nil {
+		for _, e := range n.Body.Entries {
+			if e.Key == nil {
+				continue
+			}
+			name := e.Key.Name.Name
+			nameSpan := c.span(e.Key.Name.Pos, e.Key.Name.EndPos)
+			ks := spec.Key(name)
+			switch {
+			case ks == nil:
+				c.diags.Errorf(nameSpan, CodeUnknownKey, "unknown key %q for %s%s", name, spec.Name, suggest(name, keyNames(spec)))
+				continue
+			case keys[name]:
+				c.diags.Errorf(nameSpan, CodeDuplicate, "key %q is already set", name)
+				continue
+			}
+			keys[name] = true
+			out.Keys[name] = l.key(e.Key, ks, out, sc)
+		}
+	}
+	for _, ks := range spec.Keys {
+		if ks.Required && !keys[ks.Name] {
+			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
+		}
+	}
+	l.lowerHandlers(n, out, sc, next, spec)
+
+	if n.Out != nil {
+		if spec.Result == "" {
+			c.diags.Errorf(c.span(n.Out.Pos, n.Out.EndPos), CodeNoResult, "%s has no result to store in %s", spec.Name, "$"+strings.TrimPrefix(n.Out.Root, "$"))
+		} else {
+			out.Out = c.pathOf(n.Out)
+			l.wrote(out.Out, sc)
+		}
+	}
+
+	switch spec.Suspend {
+	case vm.SuspendAlways:
+		out.Suspends = true
+	case vm.SuspendFrontendTools:
+		if v := out.Keys["tools"]; v != nil && l.wfConversation() && v.Frontend {
+			out.Suspends = true
+		}
+	}
+	if out.Suspends && sc.kind != "tool" {
+		if labelName == "" {
+			c.diags.Errorf(kindSpan, CodeSuspendLabel, "%s suspends the run and needs a label to resume at, e.g. `wait: %s`", spec.Name, n.Kind.Name)
+		}
+		if where := sc.within("step", "branch", "for"); where != "" {
+			c.diags.Errorf(kindSpan, CodeSuspendPlace, "%s suspends the run and cannot be inside %s", spec.Name, placeName(where))
+		}
+	}
+	return out
+}
+
+func (l *lowerer) wfConversation() bool { return l.wf.Conversation }
+
+func placeName(kind string) string {
+	switch kind {
+	case "branch":
+		return "a parallel branch"
+	case "for":
+		return "a for loop"
+	}
+	return "a step"
+}
+
+// lowerHandlers lowers the `on` blocks of a node and its next edge.
+func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next string, spec *vm.KindSpec) {
+	c := l.c
+	seen := map[string]bool{}
+	if n.Body != nil {
+		for _, e := range n.Body.Entries {
+			h := e.Handler
+			if h == nil {
+				continue
+			}
+			name := h.Name.Name
+			nameSpan := c.span(h.Name.Pos, h.Name.EndPos)
+			if spec != nil && spec.Handler(name) == nil {
+				var names []string
+				for _, hs := range spec.Handlers {
+					names = append(names, hs.Name)
+				}
+				if len(names) == 0 {
+					c.diags.Errorf(nameSpan, CodeUnknownHandler, "%s has no handlers, found on %s", spec.Name, name)
+				} else {
+					c.diags.Errorf(nameSpan, CodeUnknownHandler, "unknown handler %q for %s%s", name, spec.Name, suggest(name, names))
+				}
+			}
+			if seen[name] {
+				c.diags.Errorf(nameSpan, CodeDuplicate, "handler %q is already defined", name)
+				continue
+			}
+			seen[name] = true
+			entry := l.block(h.Body.Stmts, sc.child("handler"), out.ID+"."+name, next)
+			out.Edges = append(out.Edges, vm.Edge{Label: name, To: entry})
+		}
+	}
+	if spec != nil {
+		for _, hs := range spec.Handlers {
+			if hs.Required && !seen[hs.Name] {
+				c.diags.Errorf(c.span(n.Kind.Pos, n.Kind.EndPos), CodeMissingHandler, "%s needs an `on %s { … }` handler", spec.Name, hs.Name)
+			}
+		}
+	}
+	out.Edges = append([]vm.Edge{{Label: vm.EdgeNext, To: next}}, out.Edges...)
+}
+
+func keyNames(spec *vm.KindSpec) []string {
+	names := make([]string, len(spec.Keys))
+	for i, k := range spec.Keys {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// firstWord returns the first part of an argument when it is a bare name.
+func firstWord(arg *lang.Cond) string {
+	if arg == nil || len(arg.Parts) == 0 {
+		return ""
+	}
+	t := arg.Parts[0].Token
+	if t == "" || !isIdent(t) {
+		return ""
+	}
+	return t
+}
+
+func isIdent(s string) bool {
+	for i, r := range s {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func orList(words []string) string {
+	switch len(words) {
+	case 0:
+		return ""
+	case 1:
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// arg compiles a node's positional argument.
+func (l *lowerer) arg(arg *lang.Cond, start int, spec *vm.KindSpec, sc *scope) *vm.Value {
+	c := l.c
+	s := condRest(arg, start)
+	if spec.Arg.Type == vm.TypeWorkflow {
+		span := c.span(s.pos, s.end)
+		if len(s.tokens) != 1 || !isIdent(s.tokens[0]) {
+			c.diags.Errorf(span, CodeWrongType, "%s expects a workflow id, found %s", spec.Name, string(c.src[s.pos.Offset:s.end.Offset]))
+			return nil
+		}
+		target := s.tokens[0]
+		if !c.workflowIDs[target] {
+			ids := make([]string, 0, len(c.workflowIDs))
+			for id := range c.workflowIDs {
+				ids = append(ids, id)
+			}
+			c.diags.Errorf(span, CodeUnknownWorkflow, "call of unknown workflow %q%s", target, suggest(target, ids))
+		} else {
+			c.calls = append(c.calls, callRef{from: l.wf.ID, to: target, span: span})
+		}
+		return &vm.Value{Span: span, Source: target}
+	}
+	return c.value(s, spec.Arg.Type, nil, sc.env, spec.Name+"'s "+spec.Arg.Name)
+}
+
+// key compiles one `key = value` of a node.
+func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.Value {
+	c := l.c
+	s := exprSyntax(a.Value)
+	switch ks.Type {
+	case vm.TypePath:
+		p := c.pathFromSyntax(a.Value)
+		if p == nil {
+			return nil
+		}
+		if ks.Writes {
+			l.wrote(p, sc)
+		} else {
+			c.read(p.Root, p.Span)
+		}
+		return &vm.Value{Span: p.Span, Source: p.String(), Path: p}
+	case vm.TypeTools:
+		e := sc.env
+		for _, t := range l.wf.Tools {
+			e.tools = append(e.tools, t.Name)
+		}
+		v := c.value(s, vm.TypeList, nil, e, "tools")
+		if v != nil && v.Expr != nil {
+			v.Tools, v.Frontend = toolRefs(v.Expr, e.tools)
+		}
+		return v
+	}
+	return c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
+}
+
+// pathOf converts a parsed $path.
+func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
+	return &vm.Path{Root: strings.TrimPrefix(p.Root, "$"), Keys: p.Keys, Span: c.span(p.Pos, p.EndPos)}
+}
+
+// pathFromSyntax reads a value that must be a plain context path.
+func (c *fileCompiler) pathFromSyntax(e *lang.Expr) *vm.Path {
+	span := c.span(e.Pos, e.EndPos)
+	ts := exprSyntax(e).tokens
+	ok := len(ts) >= 1 && strings.HasPrefix(ts[0], "$") && len(ts)%2 == 1
+	for i := 1; ok && i < len(ts); i += 2 {
+		ok = ts[i] == "." && isIdent(ts[i+1])
+	}
+	if !ok {
+		c.diags.Errorf(span, CodeWrongType, "expected a context path such as $input.chat, found %s", string(c.src[e.Pos.Offset:e.EndPos.Offset]))
+		return nil
+	}
+	p := &vm.Path{Root: ts[0][1:], Span: span}
+	for i := 2; i < len(ts); i += 2 {
+		p.Keys = append(p.Keys, ts[i])
+	}
+	return p
+}
+
+// cond compiles a condition, which must be boolean when its type is known.
+func (c *fileCompiler) cond(s syntax, e env) *vm.Value {
+	v := &vm.Value{Span: c.span(s.pos, s.end), Source: string(c.src[s.pos.Offset:s.end.Offset])}
+	if s.single != nil {
+		c.diags.Errorf(v.Span, CodeNotBool, "a condition must be boolean, found a string")
+		return v
+	}
+	v.Expr, _ = c.compileExpr(c.source(s), e, true)
+	return v
+}
+
+// value compiles a value: a template when it is one string literal, else
+// an expression; then checks it against the wanted type where it can.
+func (c *fileCompiler) value(s syntax, want vm.Type, enum []string, e env, what string) *vm.Value {
+	v := &vm.Value{Span: c.span(s.pos, s.end), Source: string(c.src[s.pos.Offset:s.end.Offset])}
+	if s.single != nil {
+		v.Template = c.template(s.single, e)
+		c.checkTemplate(v, want, enum, what)
+		return v
+	}
+	x, t := c.compileExpr(c.source(s), e, false)
+	v.Expr = x
+	if x != nil && !typeFits(t, want) {
+		c.diags.Errorf(v.Span, CodeWrongType, "%s expects %s, found %s", what, article(want), describeType(t))
+	}
+	return v
+}
+
+// template compiles each interpolation of a string literal.
+func (c *fileCompiler) template(s *lang.String, e env) *vm.Template {
+	t := &vm.Template{}
+	for _, p := range templateParts(s) {
+		if p.interp == nil {
+			t.Parts = append(t.Parts, vm.TemplatePart{Text: p.text})
+			continue
+		}
+		src := &exprSource{}
+		src.verbatim(string(c.src[p.interp.Pos.Offset:p.interp.EndPos.Offset]), p.interp.Pos.Offset)
+		x, _ := c.compileExpr(src, e, false)
+		t.Parts = append(t.Parts, vm.TemplatePart{Expr: x})
+	}
+	return t
+}
+
+// checkTemplate checks a template against the wanted type.
+func (c *fileCompiler) checkTemplate(v *vm.Value, want vm.Type, enum []string, what string) {
+	if v.Template.Single() != nil {
+		return // keeps the value's type, known only at run time
+	}
+	text, literal := "", true
+	for _, p := range v.Template.Parts {
+		if p.Expr != nil || p.Text == "" && len(v.Template.Parts) > 1 {
+			literal = false
+		}
+		text += p.Text
+	}
+	switch want {
+	case vm.TypeAny, vm.TypeString:
+	case vm.TypeDuration:
+		if literal {
+			if _, err := time.ParseDuration(text); err != nil {
+				c.diags.Errorf(v.Span, CodeWrongType, "%s expects a duration such as \"20s\", found %q", what, text)
+			}
+		}
+		return
+	case vm.TypeBackoff:
+		if literal {
+			if _, _, err := ParseBackoff(text); err != nil {
+				c.diags.Errorf(v.Span, CodeWrongType, "%s expects a backoff such as \"1s..8s\": %v", what, err)
+			}
+		}
+		return
+	default:
+		c.diags.Errorf(v.Span, CodeWrongType, "%s expects %s, found a string", what, article(want))
+		return
+	}
+	if literal && len(enum) > 0 && !slices.Contains(enum, text) {
+		c.diags.Errorf(v.Span, CodeWrongType, "%s must be one of %s, found %q%s", what, orList(quoteAll(enum)), text, suggest(text, enum))
+	}
+}
+
+func quoteAll(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = fmt.Sprintf("%q", w)
+	}
+	return out
+}
+
+// ParseBackoff reads "first..longest", the first and the longest wait of
+// an exponential backoff.
+func ParseBackoff(s string) (first, longest time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "..")
+	if !ok {
+		return 0, 0, fmt.Errorf("expected first..longest, found %q", s)
+	}
+	if first, err = time.ParseDuration(a); err != nil {
+		return 0, 0, fmt.Errorf("first wait: %v", err)
+	}
+	if longest, err = time.ParseDuration(b); err != nil {
+		return 0, 0, fmt.Errorf("longest wait: %v", err)
+	}
+	if longest < first {
+		return 0, 0, fmt.Errorf("longest wait %s is shorter than the first %s", longest, first)
+	}
+	return first, longest, nil
+}
+
+// typeFits reports whether an expression of type t may be used where want
+// is expected; unknown types always fit.
+func typeFits(t reflect.Type, want vm.Type) bool {
+	if t == nil || t.Kind() == reflect.Interface {
+		return true
+	}
+	k := t.Kind()
+	switch want {
+	case vm.TypeString, vm.TypeDuration, vm.TypeBackoff:
+		return k == reflect.String
+	case vm.TypeBool:
+		return k == reflect.Bool
+	case vm.TypeInt:
+		return k >= reflect.Int && k <= reflect.Uint64
+	case vm.TypeNumber:
+		return k >= reflect.Int && k <= reflect.Float64
+	case vm.TypeObject:
+		return k == reflect.Map || k == reflect.Struct
+	case vm.TypeList:
+		return k == reflect.Slice || k == reflect.Array
+	}
+	return true
+}
+
+func describeType(t reflect.Type) string {
+	switch k := t.Kind(); {
+	case k == reflect.String:
+		return "a string"
+	case k == reflect.Bool:
+		return "a bool"
+	case k >= reflect.Int && k <= reflect.Uint64:
+		return "an int"
+	case k == reflect.Float32 || k == reflect.Float64:
+		return "a number"
+	case k == reflect.Map:
+		return "an object"
+	case k == reflect.Slice || k == reflect.Array:
+		return "a list"
+	}
+	return t.String()
+}
+
+func article(t vm.Type) string {
+	switch t {
+	case vm.TypeInt, vm.TypeObject:
+		return "an " + t.String()
+	case vm.TypeAny:
+		return "any value"
+	}
+	return "a " + t.String()
+}
+
+// toolRefs lists the backend tools a tools value names, and whether it also
+// reads tools from the context (the client's frontend tools).
+func toolRefs(x *vm.Expr, tools []string) (backend []string, frontend bool) {
+	v := &refs{callees: map[*ast.IdentifierNode]bool{}}
+	node := x.Program.Node()
+	ast.Walk(&node, v)
+	for _, id := range v.idents {
+		switch {
+		case slices.Contains(tools, id.Value):
+			if !slices.Contains(backend, id.Value) {
+				backend = append(backend, id.Value)
+			}
+		case strings.HasPrefix(id.Value, "$"):
+			frontend = true
+		}
+	}
+	return backend, frontend
+}
