@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -308,8 +309,8 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 		default:
 			cands := append(slices.Clone(e.locals), e.tools...)
 			hint := suggest(name, cands)
-			if hint == "" && !strings.HasPrefix(name, "$") {
-				hint = suggest("$"+name, c.rootNames())
+			if hint == "" && slices.Contains(c.rootNames(), "$"+name) {
+				hint = fmt.Sprintf(" (did you mean %q?)", "$"+name)
 			}
 			what := "name"
 			if len(e.tools) > 0 {
@@ -345,23 +346,25 @@ func runeToByte(s string, runes int) int {
 
 // exprError reports an expr compile error at its place in the .wf file.
 func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
+	msg := err.Error()
+	span := c.file.Span(src.segs[0].file, src.fileOffset(len(text)))
 	var fe *file.Error
-	if !errors.As(err, &fe) {
-		c.diags.Errorf(c.file.Span(src.segs[0].file, src.segs[0].file+1), CodeExpr, "%v", err)
-		return
+	if errors.As(err, &fe) {
+		msg = fe.Message
+		span = c.exprSpan(src, text, fe.Location)
 	}
 	code := CodeExpr
 	switch {
-	case strings.HasPrefix(fe.Message, "expected bool"):
+	case strings.HasPrefix(msg, "expected bool"):
 		code = CodeNotBool
-	case strings.Contains(fe.Message, "argument"):
+		got := strings.TrimPrefix(msg, "expected bool, but got ")
+		msg = "a condition must be boolean, found " + typeWords(got)
+	case strings.Contains(msg, "argument"):
 		code = CodeBadCall
-	}
-	msg := fe.Message
-	if strings.HasPrefix(msg, "unexpected token EOF") {
+	case strings.HasPrefix(msg, "unexpected token EOF"):
 		msg = "incomplete expression: " + msg
 	}
-	c.diags.Errorf(c.exprSpan(src, text, fe.Location), code, "%s", msg)
+	c.diags.Errorf(span, code, "%s", msg)
 }
 
 // builtinNames lists expr's own builtin functions.
@@ -371,4 +374,21 @@ func builtinNames() []string {
 		names = append(names, b.Name)
 	}
 	return names
+}
+
+// typeWords names an expr type for a message: "int" → "an int".
+func typeWords(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
+		return "an int"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case strings.HasPrefix(t, "map"):
+		return "an object"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	}
+	return t
 }

@@ -280,7 +280,17 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 		}
 		return v
 	}
-	return c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
+	v := c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
+	if ks.Writes && v != nil && v.Expr != nil {
+		if m, ok := v.Expr.Program.Node().(*ast.MapNode); ok {
+			for _, pair := range m.Pairs {
+				if k, ok := pair.(*ast.PairNode).Key.(*ast.StringNode); ok {
+					l.wrote(&vm.Path{Root: k.Value, Span: v.Span}, sc)
+				}
+			}
+		}
+	}
+	return v
 }
 
 // pathOf converts a parsed $path.

@@ -365,12 +365,14 @@ type Group struct {
 	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
 }
 
-// CondGroup is a Group that opens with a parenthesis or a bracket.
+// CondGroup is a Group inside a condition or a node's argument. A brace
+// opens a map there only when a key follows (`{name: …`, `{"k": …`), so
+// the `{` of a block or a node body is never taken for a map.
 type CondGroup struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Open  string       `parser:"@( \"(\" | \"[\" )"`
+	Open  string       `parser:"( @( \"(\" | \"[\" ) | @\"{\" (?= Newline* ( Label | StrOpen | SQString | Ident \":\" | Number \":\" ) ) )"`
 	Inner []*InnerPart `parser:"( Newline | @@ )*"`
 	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
 }

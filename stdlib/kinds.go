@@ -138,7 +138,7 @@ func suspend() *vm.KindSpec {
 		Name: "suspend",
 		Doc:  "Checkpoints the conversation and ends the run with RUN_FINISHED, emitting nothing else; the thread's next request resumes the flow here with that turn's $agent.",
 		Keys: []vm.KeySpec{
-			{Name: "merge", Type: vm.TypeObject,
+			{Name: "merge", Type: vm.TypeObject, Writes: true,
 				Doc: "An object merged into the context when the conversation resumes here."},
 		},
 		Suspend: vm.SuspendAlways,

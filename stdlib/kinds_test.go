@@ -158,7 +158,7 @@ func checkKey(k vm.KeySpec) error {
 	if k.Required && k.Default != nil {
 		return fmt.Errorf("required, yet has default %#v", k.Default)
 	}
-	if k.Writes && k.Type != vm.TypePath {
+	if k.Writes && k.Type != vm.TypePath && k.Type != vm.TypeObject {
 		return fmt.Errorf("writes, yet is of type %s", k.Type)
 	}
 	if len(k.Enum) > 0 {

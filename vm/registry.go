@@ -96,7 +96,7 @@ type KeySpec struct {
 	Required bool
 	Default  any      // the value used when the key is absent; nil for none
 	Enum     []string // for string keys: the accepted values
-	Writes   bool     // for TypePath keys: the node writes the path
+	Writes   bool     // TypePath: the node writes the path; TypeObject: the keys of a literal map are roots the node writes
 	Doc      string
 }
 

@@ -1,0 +1,147 @@
+package compiler_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/vm"
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/check/*.txtar")
+
+// TestCheck compiles the .wf files of each testdata/check/*.txtar archive
+// together and compares the diagnostics with its `want` file and, when the
+// program compiles, the lowered graph with its `graph` file.
+func TestCheck(t *testing.T) {
+	files, err := filepath.Glob("testdata/check/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test archives: %v", err)
+	}
+	reg := stdlib.Registry()
+	for _, path := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var srcs []compiler.Source
+			for _, f := range ar.Files {
+				if strings.HasSuffix(f.Name, ".wf") {
+					srcs = append(srcs, compiler.Source{Name: f.Name, Text: f.Data})
+				}
+			}
+			prog, diags := compiler.Compile(reg, srcs...)
+			got := map[string]string{"want": renderDiags(diags), "graph": ""}
+			if prog != nil {
+				got["graph"] = dumpProgram(prog)
+			}
+			if diags.HasErrors() != (prog == nil) {
+				t.Errorf("program is nil: %v, but errors: %v", prog == nil, diags.HasErrors())
+			}
+			compare(t, path, ar, got)
+		})
+	}
+}
+
+func renderDiags(l diag.List) string {
+	var b strings.Builder
+	for _, d := range l {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// compare checks the sections of ar named in got, or rewrites them with -update.
+func compare(t *testing.T, path string, ar *txtar.Archive, got map[string]string) {
+	t.Helper()
+	names := make([]string, 0, len(got))
+	for name := range got {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	changed := false
+	for _, name := range names {
+		idx := -1
+		for i, f := range ar.Files {
+			if f.Name == name {
+				idx = i
+			}
+		}
+		want := ""
+		if idx >= 0 {
+			want = string(ar.Files[idx].Data)
+		}
+		if got[name] == want {
+			continue
+		}
+		if !*update {
+			t.Errorf("%s: %s differs\n--- got\n%s--- want\n%s", path, name, got[name], want)
+			continue
+		}
+		changed = true
+		switch {
+		case idx >= 0 && got[name] == "":
+			ar.Files = append(ar.Files[:idx], ar.Files[idx+1:]...)
+		case idx >= 0:
+			ar.Files[idx].Data = []byte(got[name])
+		default:
+			ar.Files = append(ar.Files, txtar.File{Name: name, Data: []byte(got[name])})
+		}
+	}
+	if changed {
+		if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// dumpProgram renders a program's graphs as text: one line per node with
+// its kind, the source of its main expression and its edges.
+func dumpProgram(p *vm.Program) string {
+	var b bytes.Buffer
+	for _, w := range p.Workflows {
+		fmt.Fprintf(&b, "workflow %s conversation=%v entry=%q\n", w.ID, w.Conversation, w.Entry)
+		for _, tool := range w.Tools {
+			impl := "result"
+			if tool.Impl != nil {
+				impl = tool.Impl.Kind
+			}
+			fmt.Fprintf(&b, "  tool %s (%s)\n", tool.Name, impl)
+		}
+		for _, n := range w.Nodes {
+			fmt.Fprintf(&b, "  %s: %s", n.ID, n.Kind)
+			if n.Word != "" {
+				fmt.Fprintf(&b, " %s", n.Word)
+			}
+			if n.Arg != nil {
+				fmt.Fprintf(&b, " %s", n.Arg.Source)
+			}
+			if n.Cond != nil {
+				fmt.Fprintf(&b, " (%s)", n.Cond.Source)
+			}
+			if n.Suspends {
+				b.WriteString(" suspends")
+			}
+			for _, e := range n.Edges {
+				to := e.To
+				if to == "" {
+					to = "END"
+				}
+				fmt.Fprintf(&b, " [%s→%s]", e.Label, to)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
