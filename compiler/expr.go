@@ -107,10 +107,18 @@ func condSyntax(c *lang.Cond) syntax {
 	return s
 }
 
-// condRest is the syntax of c's parts from index i on.
-func condRest(c *lang.Cond, i int) syntax {
-	rest := &lang.Cond{Pos: c.Parts[i].Pos, EndPos: c.EndPos, Parts: c.Parts[i:]}
-	return condSyntax(rest)
+// argRest is the syntax of a's parts from index i on.
+func argRest(a *lang.Arg, i int) syntax {
+	s := syntax{pos: a.Parts[i].Pos, end: a.EndPos}
+	parts := a.Parts[i:]
+	for _, p := range parts {
+		s.tokens = append(s.tokens, p.Token)
+	}
+	if len(parts) == 1 && parts[0].Str != nil {
+		s.single = parts[0].Str
+	}
+	s.strings = collectStrings(parts)
+	return s
 }
 
 func collectStrings(n any) []*lang.String {

@@ -5,6 +5,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -198,7 +199,7 @@ func keyNames(spec *vm.KindSpec) []string {
 }
 
 // firstWord returns the first part of an argument when it is a bare name.
-func firstWord(arg *lang.Cond) string {
+func firstWord(arg *lang.Arg) string {
 	if arg == nil || len(arg.Parts) == 0 {
 		return ""
 	}
@@ -229,9 +230,9 @@ func orList(words []string) string {
 }
 
 // arg compiles a node's positional argument.
-func (l *lowerer) arg(arg *lang.Cond, start int, spec *vm.KindSpec, sc *scope) *vm.Value {
+func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, sc *scope) *vm.Value {
 	c := l.c
-	s := condRest(arg, start)
+	s := argRest(arg, start)
 	if spec.Arg.Type == vm.TypeWorkflow {
 		span := c.span(s.pos, s.end)
 		if len(s.tokens) != 1 || !isIdent(s.tokens[0]) {
@@ -295,7 +296,19 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 
 // pathOf converts a parsed $path.
 func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
-	return &vm.Path{Root: strings.TrimPrefix(p.Root, "$"), Keys: p.Keys, Span: c.span(p.Pos, p.EndPos)}
+	out := &vm.Path{Root: strings.TrimPrefix(p.Root, "$"), Span: c.span(p.Pos, p.EndPos)}
+	for _, k := range p.Keys {
+		if k.Name != "" {
+			out.Keys = append(out.Keys, vm.PathKey{Name: k.Name})
+			continue
+		}
+		i, err := strconv.Atoi(strings.ReplaceAll(k.Index, "_", ""))
+		if err != nil || i < 0 {
+			c.diags.Errorf(c.span(k.Pos, k.EndPos), CodeWrongType, "a path index must be a whole number of at least 0, found %s", k.Index)
+		}
+		out.Keys = append(out.Keys, vm.PathKey{Index: i})
+	}
+	return out
 }
 
 // pathFromSyntax reads a value that must be a plain context path.
@@ -312,7 +325,7 @@ func (c *fileCompiler) pathFromSyntax(e *lang.Expr) *vm.Path {
 	}
 	p := &vm.Path{Root: ts[0][1:], Span: span}
 	for i := 2; i < len(ts); i += 2 {
-		p.Keys = append(p.Keys, ts[i])
+		p.Keys = append(p.Keys, vm.PathKey{Name: ts[i]})
 	}
 	return p
 }

@@ -87,7 +87,7 @@ type ToolItem struct {
 
 	Name  *Ident    `parser:"@@"`
 	Value *Expr     `parser:"( Assign @@ )?"`
-	Arg   *Cond     `parser:"@@?"`
+	Arg   *Arg      `parser:"@@?"`
 	Body  *NodeBody `parser:"@@?"`
 	Out   *Path     `parser:"( Arrow @@ )?"`
 }
@@ -273,7 +273,7 @@ type Node struct {
 	EndPos lexer.Position
 
 	Kind *Ident    `parser:"@@"`
-	Arg  *Cond     `parser:"@@?"`
+	Arg  *Arg      `parser:"@@?"`
 	Body *NodeBody `parser:"@@?"`
 	Out  *Path     `parser:"( Arrow @@ )?"`
 }
@@ -304,13 +304,22 @@ type Handler struct {
 	Body *Block `parser:"@@"`
 }
 
-// Path is a context path: $root.key.key.
+// Path is a context path: $root.key[0].key.
 type Path struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Root string   `parser:"@Var"`
-	Keys []string `parser:"( \".\" @Ident )*"`
+	Root string     `parser:"@Var"`
+	Keys []*PathKey `parser:"@@*"`
+}
+
+// PathKey is one step of a path: `.name` or `[index]`.
+type PathKey struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Name  string `parser:"  \".\" @Ident"`
+	Index string `parser:"| \"[\" @Number \"]\""`
 }
 
 // Expr is a value as written: a run of tokens with balanced brackets that
@@ -332,6 +341,37 @@ type Cond struct {
 	EndPos lexer.Position
 
 	Parts []*CondPart `parser:"@@+"`
+}
+
+// Arg is the positional argument of a node: like a Cond, but a brace
+// opens a map when a key follows it (`{name: …`, `{"k": …`), so
+// `output {answer: $a}` works while `say "x" { role = "user" }` still has
+// a body: a node body never starts with a key and a colon.
+type Arg struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Parts []*ArgPart `parser:"@@+"`
+}
+
+// ArgPart is one token or bracketed group of an Arg.
+type ArgPart struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Str   *String   `parser:"  @@"`
+	Group *ArgGroup `parser:"| @@"`
+	Token string    `parser:"| @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
+}
+
+// ArgGroup is a Group of an Arg: a brace opens one only before a key.
+type ArgGroup struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Open  string       `parser:"( @( \"(\" | \"[\" ) | @\"{\" (?= Newline* ( Label | StrOpen | SQString | Ident \":\" | Number \":\" ) ) )"`
+	Inner []*InnerPart `parser:"( Newline | @@ )*"`
+	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
 }
 
 // Part is one token or bracketed group of an Expr.
@@ -365,14 +405,12 @@ type Group struct {
 	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
 }
 
-// CondGroup is a Group inside a condition or a node's argument. A brace
-// opens a map there only when a key follows (`{name: …`, `{"k": …`), so
-// the `{` of a block or a node body is never taken for a map.
+// CondGroup is a Group that opens with a parenthesis or a bracket.
 type CondGroup struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Open  string       `parser:"( @( \"(\" | \"[\" ) | @\"{\" (?= Newline* ( Label | StrOpen | SQString | Ident \":\" | Number \":\" ) ) )"`
+	Open  string       `parser:"@( \"(\" | \"[\" )"`
 	Inner []*InnerPart `parser:"( Newline | @@ )*"`
 	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
 }
@@ -401,7 +439,7 @@ type StrPart struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Text   string  `parser:"@( Chars | HChars )"`
+	Text   string  `parser:"@( Chars | HChars | Lt | Quote )"`
 	Escape string  `parser:"| @Escaped"`
 	Interp *Interp `parser:"| InterpOpen @@ InterpClose"`
 }
@@ -456,3 +494,7 @@ func (n *InnerPart) span() (lexer.Position, lexer.Position) { return n.Pos, n.En
 func (n *String) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
 func (n *StrPart) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
 func (n *Interp) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
+func (n *Arg) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
+func (n *ArgPart) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
+func (n *ArgGroup) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
+func (n *PathKey) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }

@@ -25,50 +25,58 @@ const (
 // `'a>>b'` does not end an interpolation. BadComment and BadNewline are
 // poison tokens no grammar rule accepts: they turn an unterminated comment
 // or string into a precise syntax error.
+//
+// Rules are tried in order and the first match wins, so the frequent ones
+// come first, and each rule comes after those it would otherwise shadow:
+// Comment before Op (`/`), Label before Ident, HeredocOpen before StrOpen,
+// Arrow before Op (`-`), Op before Assign (`==`), InterpClose before Op (`>`).
 var definition = lexer.MustStateful(lexer.Rules{
 	"Root": {
-		{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
-		{Name: "BadComment", Pattern: `/\*`},
+		{Name: "Whitespace", Pattern: `[ \t\r]+`},
+		{Name: "Newline", Pattern: `\r?\n`},
+		{Name: "Label", Pattern: identPattern + `:`},
+		{Name: "Ident", Pattern: identPattern},
+		{Name: "Var", Pattern: varPattern},
+		{Name: "Punct", Pattern: punctPattern},
 		{Name: "HeredocOpen", Pattern: `"""`, Action: lexer.Push("Heredoc")},
 		{Name: "StrOpen", Pattern: `"`, Action: lexer.Push("String")},
-		{Name: "Newline", Pattern: `\r?\n`},
-		{Name: "Whitespace", Pattern: `[ \t\r]+`},
-		{Name: "Label", Pattern: identPattern + `:`},
-		{Name: "Var", Pattern: varPattern},
-		{Name: "Ident", Pattern: identPattern},
+		{Name: "Comment", Pattern: `//[^\n]*|/\*([^*]|\*+[^*/])*\*+/`},
+		{Name: "BadComment", Pattern: `/\*`},
 		{Name: "Number", Pattern: numberPattern},
-		{Name: "SQString", Pattern: sqStringPattern},
-		{Name: "RawString", Pattern: rawPattern},
 		{Name: "Arrow", Pattern: `->`},
 		{Name: "Op", Pattern: opPattern},
 		{Name: "Assign", Pattern: `=`},
 		{Name: "Semi", Pattern: `;`},
-		{Name: "Punct", Pattern: punctPattern},
+		{Name: "SQString", Pattern: sqStringPattern},
+		{Name: "RawString", Pattern: rawPattern},
 	},
 	"String": {
+		{Name: "Chars", Pattern: `[^"\\<\n]+`},
 		{Name: "StrClose", Pattern: `"`, Action: lexer.Pop()},
-		{Name: "Escaped", Pattern: escapePattern},
 		{Name: "InterpOpen", Pattern: `<<`, Action: lexer.Push("Interp")},
+		{Name: "Escaped", Pattern: escapePattern},
+		{Name: "Lt", Pattern: `<`},
 		{Name: "BadNewline", Pattern: `\n`},
-		{Name: "Chars", Pattern: `[^"\\<\n]+|<`},
 	},
 	"Heredoc": {
+		{Name: "HChars", Pattern: `[^"\\<]+`},
 		{Name: "HeredocClose", Pattern: `"""`, Action: lexer.Pop()},
-		{Name: "Escaped", Pattern: escapePattern},
 		{Name: "InterpOpen", Pattern: `<<`, Action: lexer.Push("Interp")},
-		{Name: "HChars", Pattern: `[^"\\<]+|"|<`},
+		{Name: "Escaped", Pattern: escapePattern},
+		{Name: "Lt", Pattern: `<`},
+		{Name: "Quote", Pattern: `"`},
 	},
 	"Interp": {
-		{Name: "InterpClose", Pattern: `>>`, Action: lexer.Pop()},
 		{Name: "IWhitespace", Pattern: `[ \t\r\n]+`},
+		{Name: "InterpClose", Pattern: `>>`, Action: lexer.Pop()},
 		{Name: "Var", Pattern: varPattern},
 		{Name: "Ident", Pattern: identPattern},
+		{Name: "Punct", Pattern: punctPattern},
 		{Name: "Number", Pattern: numberPattern},
 		{Name: "IString", Pattern: `"(\\.|[^"\\\n])*"`},
 		{Name: "SQString", Pattern: sqStringPattern},
 		{Name: "RawString", Pattern: rawPattern},
 		{Name: "Op", Pattern: opPattern},
-		{Name: "Punct", Pattern: punctPattern},
 	},
 })
 

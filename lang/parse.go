@@ -237,6 +237,9 @@ var expectedNames = strings.NewReplacer(
 
 // describeExpected turns participle's view of what it expected into words.
 func describeExpected(s string) string {
+	if words, ok := expectedWords(s); ok {
+		return words
+	}
 	s = expectedNames.Replace(s)
 	if len(s) > 60 {
 		return "a statement"

@@ -90,6 +90,8 @@ func (p *postParse) run() {
 			p.checkClose(n.Open, n.Close, n.EndPos)
 		case *CondGroup:
 			p.checkClose(n.Open, n.Close, n.EndPos)
+		case *ArgGroup:
+			p.checkClose(n.Open, n.Close, n.EndPos)
 		case *StrPart:
 			p.checkStrPart(n)
 		case *While:

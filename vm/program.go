@@ -2,6 +2,7 @@ package vm
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/aguic/aguic/lang/diag"
 	exprvm "github.com/expr-lang/expr/vm"
@@ -149,18 +150,29 @@ type Assign struct {
 	Value *Value
 }
 
-// Path is a context path written as $root.key.key.
+// Path is a context path written as $root.key[0].key.
 type Path struct {
-	Root string   // without the $
-	Keys []string // the dotted keys after the root
+	Root string    // without the $
+	Keys []PathKey // the steps after the root
 	Span diag.Span
 }
 
-// String renders p as written: $root.a.b.
+// PathKey is one step of a path: an object key, or a list index when Name
+// is empty.
+type PathKey struct {
+	Name  string
+	Index int
+}
+
+// String renders p as written: $root.a[0].b.
 func (p *Path) String() string {
 	s := "$" + p.Root
 	for _, k := range p.Keys {
-		s += "." + k
+		if k.Name == "" {
+			s += "[" + strconv.Itoa(k.Index) + "]"
+		} else {
+			s += "." + k.Name
+		}
 	}
 	return s
 }

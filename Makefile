@@ -1,0 +1,36 @@
+# The project's commands. `make test` is what CI runs (.ci/run).
+
+GO ?= go
+FUZZTIME ?= 15s
+
+.PHONY: test unit vet lint-workflows fuzz bench build
+
+## test: every test, the checks of the example workflows and docs, and short fuzz runs
+test: vet unit lint-workflows fuzz
+
+## unit: go test over every package
+unit:
+	$(GO) test ./...
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+
+## lint-workflows: `aguic check` and `aguic fmt -l` over the example workflows
+lint-workflows:
+	$(GO) run ./cmd/aguic check workflows
+	@out=$$($(GO) run ./cmd/aguic fmt -l workflows); \
+	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
+
+## fuzz: run each fuzz target for FUZZTIME
+fuzz:
+	$(GO) test ./lang -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lang -run '^$$' -fuzz '^FuzzFormat$$' -fuzztime $(FUZZTIME)
+
+## bench: every benchmark, once
+bench:
+	$(GO) test ./... -run '^$$' -bench . -benchmem
+
+build:
+	$(GO) build -o bin/aguic ./cmd/aguic

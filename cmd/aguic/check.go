@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/vm"
+)
+
+func checkCommand() *command {
+	c := &command{
+		name:    "check",
+		args:    "[--format text|json|github] [paths…]",
+		summary: "report the errors and warnings of .wf files",
+		doc: `
+Check compiles every .wf file named by paths together, as one program: a
+workflow id must be unique across all of them and a call may name a
+workflow of any of them. A directory stands for every *.wf file below it,
+hidden directories and node_modules left out; the default is the current
+directory.
+
+Diagnostics go to standard output, sorted by file and position. The text
+format prints each as file:line:col: severity[code]: message with the source
+line and a caret, then a summary, and nothing at all for a clean program;
+json prints one array of objects (an empty one when clean); github prints
+GitHub Actions workflow commands.
+
+The exit status is 0 when there are no errors (warnings allowed), 1 when
+there are, and 2 on a usage or I/O error.`,
+	}
+	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
+		format := fs.String("format", "text", "output `format`: text, json or github")
+		return func(e *env, args []string) int {
+			switch *format {
+			case "text", "json", "github":
+			default:
+				return usageError(e, c, "unknown format %q (want text, json or github)", *format)
+			}
+			return check(e, *format, args)
+		}
+	}
+	return c
+}
+
+func check(e *env, format string, paths []string) int {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, ok := wfFiles(e, paths)
+	if !ok {
+		return exitUsage
+	}
+	srcs, ok := readSources(e, files)
+	if !ok {
+		return exitUsage
+	}
+	_, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	var err error
+	switch format {
+	case "json":
+		err = diags.WriteJSON(e.stdout)
+	case "github":
+		err = diags.WriteGitHub(e.stdout)
+	default:
+		err = diags.WriteText(e.stdout, fileSet(srcs))
+	}
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	if diags.HasErrors() {
+		return exitFound
+	}
+	return exitOK
+}
+
+// compile reads and compiles the .wf files named by paths. On an I/O error
+// it returns status 2 after reporting it; on errors in the sources it
+// writes the diagnostics to stderr and returns status 1. Warnings of a
+// program that compiles go to stderr too.
+func compile(e *env, paths []string) (*vm.Program, int) {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, ok := wfFiles(e, paths)
+	if !ok {
+		return nil, exitUsage
+	}
+	srcs, ok := readSources(e, files)
+	if !ok {
+		return nil, exitUsage
+	}
+	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	if len(diags) > 0 {
+		diags.WriteText(e.stderr, fileSet(srcs))
+	}
+	if diags.HasErrors() {
+		return nil, exitFound
+	}
+	return prog, exitOK
+}
+
+func fileSet(srcs []compiler.Source) diag.FileSet {
+	fs := diag.FileSet{}
+	for _, s := range srcs {
+		fs.Add(s.Name, s.Text)
+	}
+	return fs
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/aguic/aguic/compiler"
+)
+
+// wfFiles expands paths into the sorted list of .wf files they name: a
+// file stands for itself, whatever its extension; a directory for every
+// *.wf file below it, hidden files and directories and node_modules left
+// out. Names are cleaned but stay relative as given. It reports every I/O
+// error on stderr, and a list that ends up empty as one, and returns
+// ok=false after any.
+func wfFiles(e *env, paths []string) (files []string, ok bool) {
+	ok = true
+	seen := map[string]bool{}
+	add := func(name string) {
+		name = filepath.Clean(name)
+		if !seen[name] {
+			seen[name] = true
+			files = append(files, name)
+		}
+	}
+	for _, p := range paths {
+		info, err := stat(p)
+		if err != nil {
+			e.errorf("%v", err)
+			ok = false
+			continue
+		}
+		if !info.IsDir() {
+			add(p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				e.errorf("%v", err)
+				ok = false
+				return nil
+			}
+			hidden := path != p && strings.HasPrefix(d.Name(), ".")
+			if d.IsDir() {
+				if hidden || (path != p && d.Name() == "node_modules") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !hidden && strings.HasSuffix(d.Name(), ".wf") {
+				add(path)
+			}
+			return nil
+		})
+		if err != nil {
+			e.errorf("%v", err)
+			ok = false
+		}
+	}
+	if ok && len(files) == 0 {
+		e.errorf("no .wf files in %s", strings.Join(paths, ", "))
+		ok = false
+	}
+	slices.Sort(files)
+	return files, ok
+}
+
+// stat opens path to learn what it is, so a missing file reads as
+// `open x.wf: no such file or directory`.
+func stat(path string) (fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Stat()
+}
+
+// readSources reads every file, reporting each failure on stderr; ok is
+// false after any.
+func readSources(e *env, files []string) (srcs []compiler.Source, ok bool) {
+	ok = true
+	for _, name := range files {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			e.errorf("%v", err)
+			ok = false
+			continue
+		}
+		srcs = append(srcs, compiler.Source{Name: name, Text: text})
+	}
+	return srcs, ok
+}

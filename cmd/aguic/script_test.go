@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected files of testdata/script/*.txtar that cmp compares")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"aguic": func() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScript runs the end-to-end scripts of testdata/script: each runs
+// `exec aguic …` over the files of its archive.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"diagjson": cmdDiagJSON,
+			"perm":     cmdPerm,
+		},
+	})
+}
+
+// cmdDiagJSON checks that a file (stdout, usually) holds a JSON array of n
+// diagnostics, each with every field of the stable shape.
+//
+//	diagjson stdout 3
+func cmdDiagJSON(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: diagjson file count")
+	}
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	var diags []map[string]any
+	dec := json.NewDecoder(bytes.NewReader([]byte(ts.ReadFile(args[0]))))
+	dec.UseNumber()
+	if err := dec.Decode(&diags); err != nil {
+		ts.Fatalf("%s is not a JSON array of objects: %v", args[0], err)
+	}
+	if dec.More() {
+		ts.Fatalf("%s holds more than one JSON value", args[0])
+	}
+	if diags == nil {
+		ts.Fatalf("%s is null, want an array", args[0])
+	}
+	if len(diags) != want {
+		ts.Fatalf("%s holds %d diagnostics, want %d", args[0], len(diags), want)
+	}
+	for i, d := range diags {
+		for _, field := range []string{"file", "line", "column", "endLine", "endColumn", "severity", "code", "message"} {
+			if _, ok := d[field]; !ok {
+				ts.Fatalf("diagnostic %d has no %q field: %v", i, field, d)
+			}
+		}
+	}
+}
+
+// cmdPerm checks the permission bits of a file.
+//
+//	perm file 0600
+func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: perm file mode")
+	}
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	info, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := info.Mode().Perm(); got != os.FileMode(want) {
+		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
+	}
+}
+
+// TestWorkflows checks the repository's example workflows: every one must
+// pass `aguic check`.
+func TestWorkflows(t *testing.T) {
+	dir := filepath.Join("..", "..", "workflows")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("no workflows directory: %v", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"check", dir}, nil, &stdout, &stderr); code != exitOK {
+		t.Errorf("aguic check %s: exit status %d\n%s%s", dir, code, stdout.String(), stderr.String())
+	}
+}
