@@ -243,10 +243,10 @@ type fileCompiler struct {
 	file  *diag.File
 	ast   *lang.File
 	diags diag.List
-	skip  []*lang.Workflow // duplicates, already reported
+	skip  []*lang.Workflow // duplicate ids, already reported: checked, not kept
 
 	workflows []*vm.Workflow
-	calls     []callRef
+	calls     []callRef // calls of the workflows kept in the program
 
 	// per workflow
 	reads  map[string]diag.Span // root → first read
@@ -257,10 +257,13 @@ func (c *fileCompiler) compile() {
 	sum := sha256.Sum256(c.src)
 	hash := hex.EncodeToString(sum[:])
 	for _, w := range c.ast.Workflows {
+		calls := len(c.calls)
+		wf := c.workflow(w)
 		if slices.Contains(c.skip, w) {
+			// A duplicate is checked, so its errors show, but not kept.
+			c.calls = c.calls[:calls]
 			continue
 		}
-		wf := c.workflow(w)
 		wf.Hash = hash
 		c.workflows = append(c.workflows, wf)
 	}

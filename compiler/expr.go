@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -370,10 +371,20 @@ func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
 	case strings.Contains(msg, "argument"):
 		code = CodeBadCall
 	case strings.HasPrefix(msg, "unexpected token EOF"):
-		msg = "incomplete expression: " + msg
+		msg = "incomplete expression"
+		end := src.fileOffset(len(text))
+		span = c.file.Span(end, end+1)
+	default:
+		msg = exprTokenRE.ReplaceAllStringFunc(msg, func(m string) string {
+			sub := exprTokenRE.FindStringSubmatch(m)
+			return "unexpected " + strings.ToLower(sub[1]) + " " + sub[2]
+		})
 	}
 	c.diags.Errorf(span, code, "%s", msg)
 }
+
+// exprTokenRE matches expr's `unexpected token Operator("*")`.
+var exprTokenRE = regexp.MustCompile(`unexpected token (\w+)\(("(?:[^"\\]|\\.)*")\)`)
 
 // builtinNames lists expr's own builtin functions.
 func builtinNames() []string {

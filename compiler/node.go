@@ -127,10 +127,10 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	}
 	if out.Suspends && sc.kind != "tool" {
 		if labelName == "" {
-			c.diags.Errorf(kindSpan, CodeSuspendLabel, "%s suspends the run and needs a label to resume at, e.g. `wait: %s`", spec.Name, n.Kind.Name)
+			c.diags.Errorf(kindSpan, CodeSuspendLabel, "%s pauses the run and needs a label to resume at, e.g. `wait: %s`", spec.Name, n.Kind.Name)
 		}
 		if where := sc.within("step", "branch", "for"); where != "" {
-			c.diags.Errorf(kindSpan, CodeSuspendPlace, "%s suspends the run and cannot be inside %s", spec.Name, placeName(where))
+			c.diags.Errorf(kindSpan, CodeSuspendPlace, "%s pauses the run and cannot be inside %s", spec.Name, placeName(where))
 		}
 	}
 	return out
@@ -180,14 +180,22 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 			out.Edges = append(out.Edges, vm.Edge{Label: name, To: entry})
 		}
 	}
+	covered := spec != nil && len(spec.Handlers) > 0
 	if spec != nil {
 		for _, hs := range spec.Handlers {
-			if hs.Required && !seen[hs.Name] {
-				c.diags.Errorf(c.span(n.Kind.Pos, n.Kind.EndPos), CodeMissingHandler, "%s needs an `on %s { … }` handler", spec.Name, hs.Name)
+			if !seen[hs.Name] {
+				covered = false
+				if hs.Required {
+					c.diags.Errorf(c.span(n.Kind.Pos, n.Kind.EndPos), CodeMissingHandler, "%s needs an `on %s { … }` handler", spec.Name, hs.Name)
+				}
 			}
 		}
 	}
-	out.Edges = append([]vm.Edge{{Label: vm.EdgeNext, To: next}}, out.Edges...)
+	// Control leaves through next when an outcome has no handler; a node
+	// with a handler for every outcome has no next edge of its own.
+	if !covered {
+		out.Edges = append([]vm.Edge{{Label: vm.EdgeNext, To: next}}, out.Edges...)
+	}
 }
 
 func keyNames(spec *vm.KindSpec) []string {

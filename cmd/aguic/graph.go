@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
@@ -49,7 +50,7 @@ status is 1; an unknown --workflow id is a usage error (status 2).`,
 					for i, w := range prog.Workflows {
 						ids[i] = w.ID
 					}
-					e.errorf("graph: unknown workflow %q (the workflows are: %s)", *workflow, strings.Join(ids, ", "))
+					fmt.Fprintf(e.stderr, "aguic graph: unknown workflow %q (the workflows are: %s)\n", *workflow, strings.Join(ids, ", "))
 					return exitUsage
 				}
 				wfs = []*vm.Workflow{w}

@@ -41,11 +41,14 @@ func (l List) Summary() string {
 		}
 		return fmt.Sprintf("%d %ss", n, word)
 	}
-	parts := []string{plural(l.Count(Error), "error")}
-	if w := l.Count(Warning); w > 0 {
-		parts = append(parts, plural(w, "warning"))
+	errs, warns := l.Count(Error), l.Count(Warning)
+	switch {
+	case errs > 0 && warns > 0:
+		return plural(errs, "error") + ", " + plural(warns, "warning")
+	case warns > 0:
+		return plural(warns, "warning")
 	}
-	return strings.Join(parts, ", ")
+	return plural(errs, "error")
 }
 
 // writeCaret writes the span's first line, indented, and a caret line under
