@@ -1,7 +1,10 @@
 package compiler_test
 
 import (
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,6 +99,8 @@ workflow %[1]s {
 	return srcs, lines
 }
 
+var writeCorpus = flag.String("write-corpus", "", "write the benchmark corpus as .wf files into this directory")
+
 // TestCorpusChecks keeps the benchmark honest: the corpus must compile
 // without a diagnostic, so the benchmark measures a full parse and check.
 func TestCorpusChecks(t *testing.T) {
@@ -109,6 +114,17 @@ func TestCorpusChecks(t *testing.T) {
 	}
 	if got, want := len(prog.Workflows), 5*len(srcs); got != want {
 		t.Fatalf("got %d workflows, want %d", got, want)
+	}
+	if dir := *writeCorpus; dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range srcs {
+			if err := os.WriteFile(filepath.Join(dir, s.Name), s.Text, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("wrote %d files, %d lines, to %s", len(srcs), lines, dir)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/lang/diag"
@@ -23,8 +24,9 @@ import (
 //
 //   - every ```wf block is a whole .wf file that compiles as example.wf
 //     without a diagnostic, unless a ```text block follows it, which then
-//     holds exactly the diagnostics it produces, one per line (-update
-//     rewrites those text blocks);
+//     holds exactly the diagnostics it produces, one per line; a ```dot
+//     block after a clean ```wf block holds what `aguic graph --format dot`
+//     draws of it (-update rewrites both kinds of blocks);
 //   - every ```wf-fragment block holds statements that compile without a
 //     diagnostic once wrapped into the flow of a conversation workflow
 //     (fragmentHead and fragmentTail);
@@ -98,8 +100,8 @@ func docName(path string) string {
 }
 
 // region returns the lines (from 1) of the begin and end markers of a
-// generated section; ok is false when the file has no such section.
-func region(t *testing.T, path string, lines []string, begin, end string) (from, to int, ok bool) {
+// generated section, or 0, 0 when the file has none.
+func region(t *testing.T, path string, lines []string, begin, end string) (from, to int) {
 	t.Helper()
 	for i, l := range lines {
 		switch strings.TrimSpace(l) {
@@ -115,19 +117,17 @@ func region(t *testing.T, path string, lines []string, begin, end string) (from,
 			to = i + 1
 		}
 	}
-	if from == 0 && to == 0 {
-		return 0, 0, false
-	}
-	if from == 0 || to == 0 || to < from {
+	if (from == 0) != (to == 0) || to < from {
 		t.Fatalf("%s: %s and %s must each appear once, in that order", docName(path), begin, end)
 	}
-	return from, to, true
+	return from, to
 }
 
-// expectation returns the ```text block that immediately follows fs[i]
-// (nothing but blank lines between them), or nil.
-func expectation(fs []fence, i int, lines []string) *fence {
-	if i+1 >= len(fs) || fs[i+1].info != "text" {
+// following returns the block that immediately follows fs[i] (nothing but
+// blank lines between them), or nil: a ```text block after a ```wf block
+// holds its diagnostics, a ```dot block its graphs.
+func following(fs []fence, i int, lines []string) *fence {
+	if i+1 >= len(fs) {
 		return nil
 	}
 	for l := fs[i].close + 1; l < fs[i+1].line; l++ {
@@ -168,14 +168,16 @@ func wrapFragment(body string) string {
 	return b.String()
 }
 
-// fragmentLine maps a line of a wrapped fragment back to the Markdown file.
-var fragmentLine = regexp.MustCompile(`^example\.wf:(\d+):`)
+// diagLineRE matches the line number of a diagnostic of example.wf.
+var diagLineRE = regexp.MustCompile(`^example\.wf:(\d+):`)
 
-func explainFragment(f fence, lines []string) string {
-	head := strings.Count(fragmentHead, "\n")
+// explain indents diagnostics for a test failure and maps each one's line
+// back to the Markdown file; head is how many lines the compiled file has
+// before the block's first line (0, or the wrapper's for a fragment).
+func explain(f fence, diags []string, head int) string {
 	var b strings.Builder
-	for _, l := range lines {
-		if m := fragmentLine.FindStringSubmatch(l); m != nil {
+	for _, l := range diags {
+		if m := diagLineRE.FindStringSubmatch(l); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			fmt.Fprintf(&b, "\t%s (line %d of the Markdown file)\n", l, f.line+n-head)
 			continue
@@ -195,42 +197,52 @@ func TestDocsExamples(t *testing.T) {
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			fs, lines := readFences(t, path)
-			kFrom, kTo, _ := region(t, path, lines, kindsBegin, kindsEnd)
+			kFrom, kTo := region(t, path, lines, kindsBegin, kindsEnd)
 			name := docName(path)
 			checked := 0
 			var edits []docEdit
+			// check compares a block's actual output with the block after
+			// it, or records the rewrite of that block with -update.
+			check := func(f fence, next *fence, what string, got []string) {
+				w := strings.TrimRight(next.body, "\n")
+				if strings.Join(got, "\n") == w {
+					return
+				}
+				if *update {
+					edits = append(edits, docEdit{from: next.line + 1, to: next.close - 1, lines: got})
+					return
+				}
+				t.Errorf("%s:%d: wf block: %s differ from the %s block at line %d (-update rewrites it)\n--- got\n%s--- want\n\t%s",
+					name, f.line, what, next.info, next.line, explain(f, got, 0), strings.ReplaceAll(w, "\n", "\n\t"))
+			}
 			for i, f := range fs {
 				if f.line > kFrom && f.line < kTo {
 					continue // the generated kind reference: TestDocsKinds
 				}
-				want := expectation(fs, i, lines)
+				next := following(fs, i, lines)
 				switch f.info {
 				case "wf":
 					checked++
-					got := compileDoc(reg, f.body)
+					prog, diags := compiler.Compile(reg, compiler.Source{Name: "example.wf", Text: []byte(f.body)})
+					got := diagLines(diags)
 					switch {
-					case want == nil && len(got) > 0:
-						t.Errorf("%s:%d: wf block has diagnostics (follow it with a ```text block if they are meant):\n\t%s",
-							name, f.line, strings.Join(got, "\n\t"))
-					case want != nil:
-						if w := strings.TrimRight(want.body, "\n"); strings.Join(got, "\n") != w {
-							if *update {
-								edits = append(edits, docEdit{from: want.line + 1, to: want.close - 1, lines: got})
-								continue
-							}
-							t.Errorf("%s:%d: wf block: diagnostics differ from the text block at line %d\n--- got\n\t%s\n--- want\n\t%s",
-								name, f.line, want.line, strings.Join(got, "\n\t"), strings.ReplaceAll(w, "\n", "\n\t"))
-						}
+					case next != nil && next.info == "text":
+						check(f, next, "diagnostics", got)
+					case len(got) > 0:
+						t.Errorf("%s:%d: wf block has diagnostics (follow it with a ```text block if they are meant):\n%s",
+							name, f.line, explain(f, got, 0))
+					case next != nil && next.info == "dot":
+						check(f, next, "graphs", drawDOT(t, prog))
 					}
 				case "wf-fragment":
 					checked++
-					if want != nil {
-						t.Errorf("%s:%d: a wf-fragment block cannot have expected diagnostics: make it a whole file in a wf block", name, f.line)
+					if next != nil && (next.info == "text" || next.info == "dot") {
+						t.Errorf("%s:%d: a wf-fragment block cannot be followed by a %s block: make it a whole file in a wf block", name, f.line, next.info)
 						continue
 					}
 					if got := compileDoc(reg, wrapFragment(f.body)); len(got) > 0 {
 						t.Errorf("%s:%d: wf-fragment block has diagnostics once wrapped into a conversation workflow:\n%s",
-							name, f.line, explainFragment(f, got))
+							name, f.line, explain(f, got, strings.Count(fragmentHead, "\n")))
 					}
 				default:
 					if strings.HasPrefix(f.info, "wf") {
@@ -246,11 +258,27 @@ func TestDocsExamples(t *testing.T) {
 	}
 }
 
+// drawDOT returns the lines `aguic graph --format dot` prints for prog:
+// every workflow, a blank line between them.
+func drawDOT(t *testing.T, prog *vm.Program) []string {
+	t.Helper()
+	var b strings.Builder
+	for i, w := range prog.Workflows {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if err := w.WriteDOT(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+}
+
 // codeRE matches a diagnostic code.
 var codeRE = regexp.MustCompile(`^WF[0-9]{3}$`)
 
-// declaredCodes returns every `Code… = "WFnnn"` constant of the given Go
-// files, sorted.
+// declaredCodes returns the values of every `Code… = "WFnnn"` constant of
+// the given Go files, sorted.
 func declaredCodes(t *testing.T, files ...string) []string {
 	t.Helper()
 	var codes []string
@@ -298,9 +326,21 @@ var headingRE = regexp.MustCompile(`^## (WF[0-9]{3}): (\S.*)$`)
 // TestDocsDiagnostics checks that docs/diagnostics.md documents every
 // diagnostic code, in order, each with an example that produces it.
 func TestDocsDiagnostics(t *testing.T) {
-	codes := declaredCodes(t, "compile.go", "../lang/parse.go")
+	var files []string
+	for _, pattern := range []string{"*.go", "../lang/*.go"} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range matches {
+			if !strings.HasSuffix(m, "_test.go") {
+				files = append(files, m)
+			}
+		}
+	}
+	codes := declaredCodes(t, files...)
 	if len(codes) < 30 {
-		t.Fatalf("found only %d codes in compile.go and lang/parse.go: %q", len(codes), codes)
+		t.Fatalf("found only %d codes in compiler/ and lang/: %q", len(codes), codes)
 	}
 	fs, lines := readFences(t, diagsDoc)
 	name := docName(diagsDoc)
@@ -348,7 +388,7 @@ func TestDocsDiagnostics(t *testing.T) {
 			if f.line < s.line || f.line > s.last || f.info != "wf" {
 				continue
 			}
-			if want := expectation(fs, j, lines); want != nil && strings.Contains(want.body, "["+s.code+"]") {
+			if next := following(fs, j, lines); next != nil && next.info == "text" && strings.Contains(next.body, "["+s.code+"]") {
 				shown = true
 			}
 		}
@@ -502,7 +542,7 @@ func renderKinds(reg *vm.Registry) string {
 			if a.Required {
 				req = "required"
 			}
-			fmt.Fprintf(&b, "- **Argument**: %s, %s, %s. %s\n", a.Name, typeText(a.Type, nil, false), req, cell(a.Doc, false))
+			fmt.Fprintf(&b, "- **Argument** *%s* (%s, %s): %s\n", a.Name, typeText(a.Type, nil, false), req, cell(a.Doc, false))
 		} else {
 			b.WriteString("- **Argument**: none.\n")
 		}
@@ -670,7 +710,16 @@ func cell(s string, inTable bool) string {
 	s = strings.Join(strings.Fields(s), " ")
 	parts := strings.Split(s, "`")
 	for i := 0; i < len(parts); i += 2 {
-		parts[i] = strings.ReplaceAll(parts[i], "<", "&lt;")
+		// A <<template>> becomes code; any other < is escaped.
+		var b strings.Builder
+		rest := parts[i]
+		for _, m := range interpRE.FindAllStringIndex(rest, -1) {
+			b.WriteString(strings.ReplaceAll(rest[:m[0]], "<", "&lt;"))
+			b.WriteString("`" + rest[m[0]:m[1]] + "`")
+			rest = rest[m[1]:]
+		}
+		b.WriteString(strings.ReplaceAll(rest, "<", "&lt;"))
+		parts[i] = b.String()
 	}
 	s = strings.Join(parts, "`")
 	if inTable {
@@ -684,4 +733,75 @@ func resultText(s string) string {
 	return resultShape.ReplaceAllString(cell(s, false), "`$0`")
 }
 
-var resultShape = regexp.MustCompile(`\{[^{}]*\}`)
+var (
+	resultShape = regexp.MustCompile(`\{[^{}]*\}`)
+	interpRE    = regexp.MustCompile(`<<[^<>]*>>`)
+)
+
+// linkRE matches a Markdown link to a doc of docs/ or to a heading of the
+// same doc: [text](other.md#anchor), [text](#anchor).
+var linkRE = regexp.MustCompile(`\]\(([a-z_]+\.md)?(#[^)\s]*)?\)`)
+
+// TestDocsLinks checks that every link between the docs names an existing
+// doc and heading.
+func TestDocsLinks(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no docs: %v", err)
+	}
+	anchors := map[string][]string{} // doc file name → heading anchors
+	lines := map[string][]string{}
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base := filepath.Base(path)
+		lines[base] = strings.Split(string(data), "\n")
+		inFence := false
+		for _, l := range lines[base] {
+			if strings.HasPrefix(l, "```") {
+				inFence = !inFence
+			}
+			if !inFence && strings.HasPrefix(l, "#") {
+				anchors[base] = append(anchors[base], headingAnchor(strings.TrimLeft(l, "#")))
+			}
+		}
+	}
+	for _, path := range paths {
+		base := filepath.Base(path)
+		for i, l := range lines[base] {
+			for _, m := range linkRE.FindAllStringSubmatch(l, -1) {
+				doc, anchor := m[1], strings.TrimPrefix(m[2], "#")
+				if doc == "" && anchor == "" {
+					continue
+				}
+				if doc == "" {
+					doc = base
+				}
+				heads, ok := anchors[doc]
+				switch {
+				case !ok:
+					t.Errorf("%s:%d: link to %s, which is not a doc of docs/", docName(path), i+1, doc)
+				case anchor != "" && !slices.Contains(heads, anchor):
+					t.Errorf("%s:%d: link to %s#%s, which has no such heading", docName(path), i+1, doc, anchor)
+				}
+			}
+		}
+	}
+}
+
+// headingAnchor is the id a Markdown renderer gives a heading: lower case,
+// punctuation dropped, spaces turned into hyphens.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -304,7 +304,11 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 		switch {
 		case strings.HasPrefix(name, "$"):
 			root := name[1:]
-			if root == "args" && e.args {
+			if root == "args" {
+				if !e.args {
+					c.diags.Errorf(span, CodeUnknownName, "$args holds a tool's arguments and exists only inside a tool")
+					bad = true
+				}
 				continue
 			}
 			c.read(root, span)

@@ -76,7 +76,8 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		out.Arg = l.arg(n.Arg, argStart, spec, sc)
 	}
 
-	if !l.wfConversation() && spec.Convo {
+	misplaced := !l.wfConversation() && spec.Convo
+	if misplaced {
 		c.diags.Errorf(kindSpan, CodeConversation, "%s is only allowed in a conversation workflow (set conversation = true)", spec.Name)
 	}
 
@@ -125,7 +126,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			out.Suspends = true
 		}
 	}
-	if out.Suspends && sc.kind != "tool" {
+	if out.Suspends && sc.kind != "tool" && !misplaced {
 		if labelName == "" {
 			c.diags.Errorf(kindSpan, CodeSuspendLabel, "%s pauses the run and needs a label to resume at, e.g. `wait: %s`", spec.Name, n.Kind.Name)
 		}
@@ -166,7 +167,7 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 					names = append(names, hs.Name)
 				}
 				if len(names) == 0 {
-					c.diags.Errorf(nameSpan, CodeUnknownHandler, "%s has no handlers, found on %s", spec.Name, name)
+					c.diags.Errorf(nameSpan, CodeUnknownHandler, "%s has no handlers, found \"on %s\"", spec.Name, name)
 				} else {
 					c.diags.Errorf(nameSpan, CodeUnknownHandler, "unknown handler %q for %s%s", name, spec.Name, suggest(name, names))
 				}

@@ -116,6 +116,9 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 		}
 		if item.Arg != nil || item.Body != nil || item.Out != nil {
 			c.diags.Errorf(c.span(item.Pos, item.EndPos), CodeToolShape, "expected newline after the value of %q", name)
+			if name == "result" {
+				impls = append(impls, item)
+			}
 			continue
 		}
 		if seen[name] {

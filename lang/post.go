@@ -154,7 +154,7 @@ func (p *postParse) checkStrPart(s *StrPart) {
 	switch {
 	case s.Escape != "":
 		if _, ok := unescape(s.Escape); !ok {
-			p.errorf(s.Pos, s.EndPos, CodeSyntax, "unknown escape sequence %q", s.Escape)
+			p.errorf(s.Pos, s.EndPos, CodeSyntax, "unknown escape sequence %s", s.Escape)
 		}
 	case s.Interp != nil && len(s.Interp.Tokens) == 0:
 		p.errorf(s.Pos, s.EndPos, CodeSyntax, "empty interpolation: write an expression between << and >>")
