@@ -187,12 +187,13 @@ func explain(f fence, diags []string, head int) string {
 	return b.String()
 }
 
-// TestDocsExamples compiles every example of docs/*.md.
+// TestDocsExamples compiles every example of docs/*.md and README.md.
 func TestDocsExamples(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(docsDir, "*.md"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no docs: %v", err)
 	}
+	paths = append(paths, "../README.md")
 	reg := stdlib.Registry()
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
