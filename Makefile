@@ -25,8 +25,8 @@ lint-workflows:
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:
-	$(GO) test ./lang -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME)
-	$(GO) test ./lang -run '^$$' -fuzz '^FuzzFormat$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./lang -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./lang -run '^$$' -fuzz '^FuzzFormat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 ## bench: every benchmark, once
 bench:

@@ -106,7 +106,8 @@ type Stmt struct {
 	EndPos lexer.Position
 
 	Label    *Label    `parser:"@@?"`
-	Set      *Set      `parser:"( @@"`
+	Node     *Node     `parser:"( (?! \"set\" | \"if\" | \"switch\" | \"for\" | \"while\" | \"goto\" | \"step\" | \"parallel\" | \"try\" | \"end\" | \"fail\" ) @@"`
+	Set      *Set      `parser:"| @@"`
 	If       *If       `parser:"| @@"`
 	Switch   *Switch   `parser:"| @@"`
 	For      *For      `parser:"| @@"`
@@ -116,8 +117,7 @@ type Stmt struct {
 	Parallel *Parallel `parser:"| @@"`
 	Try      *Try      `parser:"| @@"`
 	End      *End      `parser:"| @@"`
-	Fail     *Fail     `parser:"| @@"`
-	Node     *Node     `parser:"| @@ )"`
+	Fail     *Fail     `parser:"| @@ )"`
 }
 
 // Label is `name:` before a statement.
@@ -291,8 +291,8 @@ type Entry struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Handler *Handler `parser:"( @@"`
-	Key     *Attr    `parser:"| @@ )"`
+	Key     *Attr    `parser:"( @@"`
+	Handler *Handler `parser:"| @@ )"`
 }
 
 // Handler is `on name { statements }`.
@@ -359,9 +359,9 @@ type ArgPart struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Str   *String   `parser:"  @@"`
+	Token string    `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
+	Str   *String   `parser:"| @@"`
 	Group *ArgGroup `parser:"| @@"`
-	Token string    `parser:"| @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
 }
 
 // ArgGroup is a Group of an Arg: a brace opens one only before a key.
@@ -379,9 +379,9 @@ type Part struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Str   *String `parser:"@@"`
+	Token string  `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
+	Str   *String `parser:"| @@"`
 	Group *Group  `parser:"| @@"`
-	Token string  `parser:"| @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
 }
 
 // CondPart is one token or bracketed group of a Cond.
@@ -389,9 +389,9 @@ type CondPart struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Str   *String    `parser:"@@"`
+	Token string     `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
+	Str   *String    `parser:"| @@"`
 	Group *CondGroup `parser:"| @@"`
-	Token string     `parser:"| @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
 }
 
 // Group is `( … )`, `[ … ]` or `{ … }` in an expression. Inside brackets
@@ -420,9 +420,9 @@ type InnerPart struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Str   *String `parser:"@@"`
+	Token string  `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" | Semi | Assign | Arrow )"`
+	Str   *String `parser:"| @@"`
 	Group *Group  `parser:"| @@"`
-	Token string  `parser:"| @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" | Semi | Assign | Arrow )"`
 }
 
 // String is a "…" or """…""" literal with <<expr>> interpolations.

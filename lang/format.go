@@ -2,6 +2,7 @@ package lang
 
 import (
 	"bytes"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // lines are reindented with their statement, but bytes inside strings and
 // comments never change. Formatting the output again yields it unchanged.
 //
-// src must be the text f was parsed from.
+// f must be the tree Parse returned for src.
 func Format(f *File, src []byte) []byte {
 	p := newPrinter(f, src)
 	p.file(f)
@@ -67,7 +68,6 @@ type printer struct {
 	src        []byte
 	comments   []*Comment
 	ci         int   // next comment to place
-	newlines   []int // offsets of the newline tokens outside strings and comments
 	lineStarts []int // offset of the start of each source line
 
 	lines    []*outLine
@@ -77,7 +77,8 @@ type printer struct {
 	first    bool // no blank line before the next line (start of a list)
 	force    bool // a blank line before the next line
 	runID    int
-	runOpen  bool // the last line printed may continue an alignment run
+	runOpen  bool     // the last line printed may continue an alignment run
+	ownTail  *outLine // the comment line just printed, while nothing follows it
 }
 
 func newPrinter(f *File, src []byte) *printer {
@@ -85,13 +86,6 @@ func newPrinter(f *File, src []byte) *printer {
 	for i, c := range src {
 		if c == '\n' {
 			p.lineStarts = append(p.lineStarts, i+1)
-		}
-	}
-	if tokens, err := lexAll(f.Name, src); err == nil {
-		for _, t := range tokens {
-			if t.Type == tokenTypes["Newline"] {
-				p.newlines = append(p.newlines, t.Pos.Offset)
-			}
 		}
 	}
 	return p
@@ -152,8 +146,14 @@ func (p *printer) ownComments(limit int) {
 	for p.ci < len(p.comments) && p.comments[p.ci].Pos.Offset < limit {
 		c := p.comments[p.ci]
 		p.ci++
-		l := &outLine{indent: p.indent, cell: -1, blank: p.blankBefore(c.Pos.Line), text: []byte(commentText(c))}
-		p.lines = append(p.lines, l)
+		if l := p.ownTail; l != nil && c.Pos.Line == p.lastLine {
+			// Comments that share a source line share an output line.
+			l.text = append(append(l.text, ' '), commentText(c)...)
+		} else {
+			l = &outLine{indent: p.indent, cell: -1, blank: p.blankBefore(c.Pos.Line), text: []byte(commentText(c))}
+			p.lines = append(p.lines, l)
+			p.ownTail = l
+		}
 		p.lastLine = c.EndPos.Line
 		p.runOpen = false
 	}
@@ -170,6 +170,7 @@ func (p *printer) lead(pos lexer.Position) {
 
 // startLine starts a new output line for the token at off.
 func (p *printer) startLine(off int, blank bool) {
+	p.ownTail = nil
 	p.cur = &outLine{blank: blank, indent: p.indent, hoistIndent: p.indent, srcIndent: p.indentOf(off), cell: -1}
 }
 
@@ -263,53 +264,97 @@ func (p *printer) equals(off int, align bool) {
 	p.lastLine = p.lineOf(off + 1)
 }
 
-// verbatim prints src[pos:end] as written, comments inside included, with
-// the continuation lines reindented by the change of the line's
-// indentation; strings, comments and trailing blanks before a newline
-// excepted, no byte changes.
-func (p *printer) verbatim(pos, end lexer.Position) {
+// verbatim prints node as written, comments inside included. When it
+// spans several lines, its continuation lines shift by as many columns as
+// the line's indentation changed and lose their trailing blanks; bytes
+// inside strings and comments never change.
+func (p *printer) verbatim(node positioned) {
+	pos, end := node.span()
+	p.verbatimSpan(node, pos, end)
+}
+
+// verbatimSpan prints src[pos:end], a part of node, as written.
+func (p *printer) verbatimSpan(node any, pos, end lexer.Position) {
 	p.place(pos.Offset)
-	p.write(p.reindent(pos.Offset, end.Offset), true)
+	p.write(p.reindent(node, pos.Offset, end.Offset), true)
 	for p.ci < len(p.comments) && p.comments[p.ci].Pos.Offset < end.Offset {
 		p.ci++
 	}
 	p.lastLine = end.Line
 }
 
-func (p *printer) reindent(start, end int) string {
-	i := sort.SearchInts(p.newlines, start)
-	if i == len(p.newlines) || p.newlines[i] >= end {
-		return string(p.src[start:end])
+// reindent returns src[start:end], a part of node, with the continuation
+// lines shifted to the current line's indentation.
+func (p *printer) reindent(node any, start, end int) string {
+	text := p.src[start:end]
+	if bytes.IndexByte(text, '\n') < 0 {
+		return string(text)
 	}
-	old := p.cur.srcIndent
-	indent := strings.Repeat(indentUnit, p.cur.indent)
+	newlines := p.codeNewlines(node, start, end)
+	delta := p.cur.indent*len(indentUnit) - width(p.cur.srcIndent)
 	var b []byte
 	off := start
-	for ; i < len(p.newlines) && p.newlines[i] < end; i++ {
-		nl := p.newlines[i]
+	for _, nl := range newlines {
 		b = append(b, p.src[off:nl]...)
 		b = bytes.TrimRight(b, " \t\r")
 		b = append(b, '\n')
-		off = nl + 1
-		if p.src[nl] == '\r' {
-			off++
-		}
-		ws := off
+		ws := nl + 1
 		for ws < end && (p.src[ws] == ' ' || p.src[ws] == '\t') {
 			ws++
 		}
-		lead := string(p.src[off:ws])
+		lead := width(string(p.src[nl+1 : ws]))
 		off = ws
 		if ws < end && (p.src[ws] == '\n' || p.src[ws] == '\r') {
 			continue // a blank line: no indentation
 		}
-		if rest, ok := strings.CutPrefix(lead, old); ok {
-			lead = indent + rest
-		}
-		b = append(b, strings.ReplaceAll(lead, "\t", indentUnit)...)
+		b = append(b, strings.Repeat(" ", max(0, lead+delta))...)
 	}
 	b = append(b, p.src[off:end]...)
 	return string(b)
+}
+
+// width returns the columns a run of blanks takes, a tab counting as one
+// level of indentation.
+func width(blanks string) int {
+	return len(blanks) + strings.Count(blanks, "\t")*(len(indentUnit)-1)
+}
+
+// codeNewlines returns the offsets of the newlines in src[start:end],
+// which node spans, that lie outside strings and comments.
+func (p *printer) codeNewlines(node any, start, end int) []int {
+	var protected [][2]int // ascending, not overlapping
+	for i := p.ci; i < len(p.comments) && p.comments[i].Pos.Offset < end; i++ {
+		if c := p.comments[i]; c.Pos.Offset >= start {
+			protected = append(protected, [2]int{c.Pos.Offset, c.EndPos.Offset})
+		}
+	}
+	Inspect(node, func(n any) bool {
+		v := reflect.ValueOf(n).Elem()
+		pos, _ := v.FieldByName("Pos").Interface().(lexer.Position)
+		endPos, _ := v.FieldByName("EndPos").Interface().(lexer.Position)
+		span := [2]int{pos.Offset, endPos.Offset}
+		if _, ok := n.(*String); ok {
+			protected = append(protected, span)
+			return false
+		}
+		if tok := v.FieldByName("Token"); tok.Kind() == reflect.String && strings.Contains(tok.String(), "\n") {
+			protected = append(protected, span) // a raw string
+		}
+		return true
+	})
+	slices.SortFunc(protected, func(a, b [2]int) int { return a[0] - b[0] })
+	var out []int
+	for i := start; i < end; i++ {
+		if p.src[i] != '\n' {
+			continue
+		}
+		j := sort.Search(len(protected), func(j int) bool { return protected[j][1] > i })
+		if j < len(protected) && protected[j][0] <= i {
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
 }
 
 // hasComments reports whether a comment starts before limit.
@@ -413,7 +458,7 @@ func (p *printer) member(m *Member) {
 func (p *printer) attr(a *Attr) {
 	p.ident(a.Name)
 	p.equals(p.next(a.Name.EndPos.Offset), true)
-	p.verbatim(a.Value.Pos, a.Value.EndPos)
+	p.verbatim(a.Value)
 }
 
 func (p *printer) tool(t *Tool) {
@@ -427,7 +472,7 @@ func (p *printer) toolItem(t *ToolItem) {
 	end := t.Name.EndPos.Offset
 	if t.Value != nil {
 		p.equals(p.next(end), true)
-		p.verbatim(t.Value.Pos, t.Value.EndPos)
+		p.verbatim(t.Value)
 		end = t.Value.EndPos.Offset
 	}
 	p.nodeRest(end, t.Arg, t.Body, t.Out)
@@ -437,7 +482,7 @@ func (p *printer) toolItem(t *ToolItem) {
 // implementation; end is the offset just past what came before.
 func (p *printer) nodeRest(end int, arg *Arg, body *NodeBody, out *Path) {
 	if arg != nil {
-		p.verbatim(arg.Pos, arg.EndPos)
+		p.verbatim(arg)
 		end = arg.EndPos.Offset
 	}
 	if body != nil {
@@ -499,12 +544,12 @@ func (p *printer) stmt(s *Stmt) {
 		p.keyword(n.Pos.Offset, "for")
 		p.ident(n.Var)
 		p.keyword(p.next(n.Var.EndPos.Offset), "in")
-		p.verbatim(n.Iter.Pos, n.Iter.EndPos)
+		p.verbatim(n.Iter)
 		p.block(n.Body)
 	case s.While != nil:
 		n := s.While
 		p.keyword(n.Pos.Offset, "while")
-		p.verbatim(n.Cond.Pos, n.Cond.EndPos)
+		p.verbatim(n.Cond)
 		if n.Max != nil {
 			p.keyword(n.Max.Pos.Offset, "max")
 			p.emit(n.Max.EndPos.Offset-len(n.Max.Value), n.Max.EndPos.Offset, n.Max.Value, true)
@@ -516,7 +561,7 @@ func (p *printer) stmt(s *Stmt) {
 	case s.Step != nil:
 		n := s.Step
 		p.keyword(n.Pos.Offset, "step")
-		p.verbatim(n.Name.Pos, n.Name.EndPos)
+		p.verbatim(n.Name)
 		p.block(n.Body)
 	case s.Parallel != nil:
 		n := s.Parallel
@@ -535,11 +580,19 @@ func (p *printer) stmt(s *Stmt) {
 		p.keyword(s.End.Pos.Offset, "end")
 	case s.Fail != nil:
 		p.keyword(s.Fail.Pos.Offset, "fail")
-		p.verbatim(s.Fail.Message.Pos, s.Fail.Message.EndPos)
+		p.verbatim(s.Fail.Message)
 	case s.Node != nil:
 		n := s.Node
 		p.ident(n.Kind)
 		p.nodeRest(n.Kind.EndPos.Offset, n.Arg, n.Body, n.Out)
+	default:
+		// A statement this printer does not know: as written.
+		pos := s.Pos
+		if l := s.Label; l != nil {
+			off := p.next(l.Pos.Offset + len(l.Text))
+			pos = lexer.Position{Offset: off, Line: p.lineOf(off)}
+		}
+		p.verbatimSpan(s, pos, s.EndPos)
 	}
 }
 
@@ -557,12 +610,12 @@ func (p *printer) set(s *Set) {
 func (p *printer) assign(a *Assign, align bool) {
 	p.path(a.Path)
 	p.equals(p.next(a.Path.EndPos.Offset), align)
-	p.verbatim(a.Value.Pos, a.Value.EndPos)
+	p.verbatim(a.Value)
 }
 
 func (p *printer) ifStmt(n *If) {
 	p.keyword(n.Pos.Offset, "if")
-	p.verbatim(n.Cond.Pos, n.Cond.EndPos)
+	p.verbatim(n.Cond)
 	p.block(n.Then)
 	if n.ElseIf == nil && n.Else == nil {
 		return
@@ -582,7 +635,7 @@ func (p *printer) switchStmt(n *Switch) {
 			p.keyword(c.Pos.Offset, "default")
 		} else {
 			p.keyword(c.Pos.Offset, "case")
-			p.verbatim(c.Cond.Pos, c.Cond.EndPos)
+			p.verbatim(c.Cond)
 		}
 		p.block(c.Body)
 	})
@@ -597,17 +650,17 @@ func (p *printer) branch(b *Branch) {
 // render lays the lines out: alignment padding, hoisted comments, blank
 // lines and indentation.
 func (p *printer) render() []byte {
-	width := map[int]int{}
+	widths := map[int]int{} // run → width of its widest key
 	for _, l := range p.lines {
 		if l.run > 0 {
-			width[l.run] = max(width[l.run], utf8.RuneCount(l.text[:l.cell]))
+			widths[l.run] = max(widths[l.run], utf8.RuneCount(l.text[:l.cell]))
 		}
 	}
 	codes := make([]string, len(p.lines))
 	for i, l := range p.lines {
 		code := string(l.text)
 		if l.run > 0 {
-			pad := width[l.run] - utf8.RuneCount(l.text[:l.cell])
+			pad := widths[l.run] - utf8.RuneCount(l.text[:l.cell])
 			code = code[:l.cell] + strings.Repeat(" ", pad) + code[l.cell:]
 		}
 		codes[i] = strings.Repeat(indentUnit, l.indent) + code

@@ -210,3 +210,46 @@ func setArchiveFile(a *txtar.Archive, name string, data []byte) {
 	}
 	a.Files = append(a.Files, txtar.File{Name: name, Data: data})
 }
+
+// TestFormatCommentsEverywhere inserts a comment at both ends of every run
+// of blanks of the format test inputs (cycling through several kinds of
+// comment) and checks each variant that still parses: no comment may be
+// lost, duplicated or reordered, and the output must be stable.
+func TestFormatCommentsEverywhere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	files, err := filepath.Glob("testdata/format/*.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inserts := []string{"/* c */", " // c\n", "/* a\n b */", "\n// c\n", " /* c */ "}
+	for _, file := range files {
+		a, err := txtar.ParseFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := archiveFile(t, a, "in.wf")
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			t.Parallel()
+			n := 0
+			for i := 0; i <= len(src); i++ {
+				blankBefore := i == 0 || src[i-1] == ' ' || src[i-1] == '\n'
+				blankAfter := i == len(src) || src[i] == ' ' || src[i] == '\n'
+				if blankBefore == blankAfter && i > 0 && i < len(src) {
+					continue // not at either end of a run of blanks
+				}
+				n++
+				ins := inserts[n%len(inserts)]
+				variant := slices.Concat(src[:i], []byte(ins), src[i:])
+				if _, diags := lang.Parse("v.wf", variant); diags.HasErrors() {
+					continue
+				}
+				checkFormat(t, "v.wf", variant)
+				if t.Failed() {
+					t.Fatalf("after inserting %q at offset %d:\n%s", ins, i, variant)
+				}
+			}
+		})
+	}
+}
