@@ -383,6 +383,13 @@ func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
 			sub := exprTokenRE.FindStringSubmatch(m)
 			return "unexpected " + strings.ToLower(sub[1]) + " " + sub[2]
 		})
+		// `say "a" say "b"`: a second statement on the line ran into the
+		// first one's argument.
+		if word, ok := strings.CutPrefix(msg, "unexpected identifier "); ok {
+			if name, err := strconv.Unquote(word); err == nil && (lang.IsKeyword(name) || slices.Contains(c.reg.KindNames(), name)) {
+				code, msg = lang.CodeSyntax, fmt.Sprintf("expected newline or \";\" before %q", name)
+			}
+		}
 	}
 	c.diags.Errorf(span, code, "%s", msg)
 }

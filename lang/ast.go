@@ -106,7 +106,7 @@ type Stmt struct {
 	EndPos lexer.Position
 
 	Label    *Label    `parser:"@@?"`
-	Node     *Node     `parser:"( (?! \"set\" | \"if\" | \"switch\" | \"for\" | \"while\" | \"goto\" | \"step\" | \"parallel\" | \"try\" | \"end\" | \"fail\" ) @@"`
+	Node     *Node     `parser:"( (?! \"set\" | \"if\" | \"switch\" | \"for\" | \"while\" | \"goto\" | \"step\" | \"parallel\" | \"try\" | \"end\" | \"fail\" | \"else\" | \"case\" | \"default\" | \"branch\" | \"catch\" | \"on\" ) @@"`
 	Set      *Set      `parser:"| @@"`
 	If       *If       `parser:"| @@"`
 	Switch   *Switch   `parser:"| @@"`

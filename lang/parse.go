@@ -79,7 +79,7 @@ func Parse(name string, src []byte) (*File, diag.List) {
 	}
 	f, err := parser.ParseFromLexer(peek)
 	if err != nil {
-		diags.Add(syntaxError(name, src, err))
+		diags.Add(syntaxError(name, src, err, tokens...))
 		return nil, diags
 	}
 	f.Name = name
@@ -158,8 +158,11 @@ var unexpectedRE = regexp.MustCompile(`^unexpected token "((?:[^"\\]|\\.)*)"(?: 
 
 // syntaxError turns a lexer or parser error into a diagnostic that says
 // what was expected and what was found.
-func syntaxError(name string, src []byte, err error) diag.Diagnostic {
+func syntaxError(name string, src []byte, err error, tokens ...lexer.Token) diag.Diagnostic {
 	f := diag.NewFile(name, src)
+	if d, ok := unterminated(f, err, tokens); ok {
+		return d
+	}
 	var perr participle.Error
 	if !errors.As(err, &perr) {
 		return diag.Errorf(diag.Span{File: name}, CodeSyntax, "%v", err)
@@ -180,8 +183,50 @@ func syntaxError(name string, src []byte, err error) diag.Diagnostic {
 			found = strconv.QuoteRune(r[0])
 		}
 		msg = fmt.Sprintf("unexpected character %s", found)
+		if found == `'\''` || found == "'`'" {
+			msg = "unterminated string literal"
+		}
 	}
 	return diag.Errorf(f.Span(pos.Offset, pos.Offset+width), CodeSyntax, "%s", msg)
+}
+
+// unterminated reports a string, heredoc or interpolation left open where
+// it starts, not where the parser noticed: at the end of the line or file.
+func unterminated(f *diag.File, err error, tokens []lexer.Token) (diag.Diagnostic, bool) {
+	var ute *participle.UnexpectedTokenError
+	if !errors.As(err, &ute) {
+		return diag.Diagnostic{}, false
+	}
+	at := ute.Unexpected
+	if !at.EOF() && at.Type != tokenTypes["BadNewline"] {
+		return diag.Diagnostic{}, false
+	}
+	var open []lexer.Token
+	for _, t := range tokens {
+		if t.Pos.Offset >= at.Pos.Offset && !t.EOF() {
+			break
+		}
+		switch t.Type {
+		case tokenTypes["StrOpen"], tokenTypes["HeredocOpen"], tokenTypes["InterpOpen"]:
+			open = append(open, t)
+		case tokenTypes["StrClose"], tokenTypes["HeredocClose"], tokenTypes["InterpClose"]:
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+		}
+	}
+	if len(open) == 0 {
+		return diag.Diagnostic{}, false
+	}
+	t := open[len(open)-1]
+	span := f.Span(t.Pos.Offset, t.Pos.Offset+len(t.Value))
+	switch t.Type {
+	case tokenTypes["InterpOpen"]:
+		return diag.Errorf(span, CodeSyntax, "unterminated interpolation: %q has no closing %q", "<<", ">>"), true
+	case tokenTypes["HeredocOpen"]:
+		return diag.Errorf(span, CodeSyntax, `unterminated string literal: """ has no closing """`), true
+	}
+	return diag.Errorf(span, CodeSyntax, `unterminated string literal (use """ for a string of several lines)`), true
 }
 
 // describeUnexpected rewords participle's "unexpected token" message.
@@ -193,6 +238,12 @@ func describeUnexpected(t lexer.Token, msg string) string {
 		return `unterminated string literal (use """ for a string of several lines)`
 	}
 	found := describeToken(t)
+	switch {
+	case t.Value == "else":
+		return `"else" must follow the "}" that closes the if, on the same line`
+	case t.Type == tokenTypes["Label"]:
+		return fmt.Sprintf("unexpected %q (a map literal in a condition needs parentheses: `if x == ({k: v}) {`)", t.Value)
+	}
 	m := unexpectedRE.FindStringSubmatch(msg)
 	if m == nil || m[2] == "" {
 		return "unexpected " + found
