@@ -66,6 +66,7 @@ const (
 	CodeUnwrittenRoot   = "WF160" // a context root read but never written (warning)
 	CodeUnknownWorkflow = "WF170" // call of an unknown workflow
 	CodeCallCycle       = "WF171" // workflows that call each other in a cycle
+	CodeCallConvo       = "WF172" // call of a conversation workflow
 )
 
 // builtinRoots are the context roots that exist without being written.
@@ -116,6 +117,15 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		calls = append(calls, fc.calls...)
 	}
 	all = append(all, callCycles(calls)...)
+	convo := map[string]bool{}
+	for _, w := range prog.Workflows {
+		convo[w.ID] = w.Conversation
+	}
+	for _, c := range calls {
+		if convo[c.to] {
+			all.Errorf(c.span, CodeCallConvo, "call of conversation workflow %q: a called workflow runs to its end in one go, so it cannot be a conversation", c.to)
+		}
+	}
 	all.Sort()
 	if all.HasErrors() {
 		return nil, all

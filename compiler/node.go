@@ -106,6 +106,16 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		if ks.Required && !keys[ks.Name] {
 			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
 		}
+		if ks.Writes && ks.Path != "" && !keys[ks.Name] && persists(spec, out) {
+			root, rest, _ := strings.Cut(strings.TrimPrefix(ks.Path, "$"), ".")
+			p := &vm.Path{Root: root, Span: kindSpan}
+			for _, k := range strings.Split(rest, ".") {
+				if k != "" {
+					p.Keys = append(p.Keys, vm.PathKey{Name: k})
+				}
+			}
+			l.wrote(p, sc)
+		}
 	}
 	l.lowerHandlers(n, out, sc, next, spec)
 
@@ -147,6 +157,22 @@ func placeName(kind string) string {
 		return "a for loop"
 	}
 	return "a step"
+}
+
+// persists reports whether a node writes its default chat path: unless its
+// persist key is "none", written or by default.
+func persists(spec *vm.KindSpec, n *vm.Node) bool {
+	ks := spec.Key("persist")
+	if ks == nil {
+		return true
+	}
+	if v := n.Keys["persist"]; v != nil {
+		if v.Template == nil || v.Template.Single() != nil || len(v.Template.Parts) != 1 {
+			return true // computed: may persist
+		}
+		return v.Template.Parts[0].Text != "none"
+	}
+	return ks.Default != "none"
 }
 
 // lowerHandlers lowers the `on` blocks of a node and its next edge.

@@ -90,7 +90,7 @@ func frontendTool() *vm.KindSpec {
 		Keys: []vm.KeySpec{
 			argsKey(),
 			persistKey("none"),
-			{Name: "chat", Type: vm.TypePath, Writes: true,
+			{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
 				Doc: "The chat history persist appends to, and from which an abandoned call's messages are removed; $input.chat when absent and persist is not none."},
 			{Name: "hide_after", Type: vm.TypeBool, Default: false,
 				Doc: "Once the call is handled, hide its tool-call events from replay so a reloaded client does not ask again."},
@@ -122,7 +122,7 @@ func backendTool() *vm.KindSpec {
 			{Name: "result", Type: vm.TypeAny, Required: true,
 				Doc: "The tool's result, sent as the TOOL_CALL_RESULT content: a string as it is, any other value as JSON."},
 			persistKey("call_and_result"),
-			{Name: "chat", Type: vm.TypePath, Writes: true,
+			{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
 				Doc: "The chat history persist appends to; $input.chat when absent and persist is not none."},
 		},
 		Result: "{toolCallId, result}",

@@ -97,6 +97,7 @@ type KeySpec struct {
 	Default  any      // the value used when the key is absent; nil for none
 	Enum     []string // for string keys: the accepted values
 	Writes   bool     // TypePath: the node writes the path; TypeObject: the keys of a literal map are roots the node writes
+	Path     string   // TypePath: the path used when the key is absent, such as "$input.chat"
 	Doc      string
 }
 
