@@ -84,42 +84,32 @@ type syntax struct {
 	tokens   []string       // the top-level tokens; "" for strings and groups
 }
 
-func exprSyntax(e *lang.Expr) syntax {
-	s := syntax{pos: e.Pos, end: e.EndPos}
-	for _, p := range e.Parts {
-		s.tokens = append(s.tokens, p.Token)
+// makeSyntax describes the n parts of a value; part returns the token or
+// the string literal of part i, and strings every literal inside.
+func makeSyntax(pos, end lexer.Position, n int, part func(i int) (string, *lang.String), strings []*lang.String) syntax {
+	s := syntax{pos: pos, end: end, strings: strings}
+	for i := range n {
+		token, _ := part(i)
+		s.tokens = append(s.tokens, token)
 	}
-	if len(e.Parts) == 1 && e.Parts[0].Str != nil {
-		s.single = e.Parts[0].Str
+	if _, str := part(0); n == 1 && str != nil {
+		s.single = str
 	}
-	s.strings = collectStrings(e)
 	return s
 }
 
+func exprSyntax(e *lang.Expr) syntax {
+	return makeSyntax(e.Pos, e.EndPos, len(e.Parts), func(i int) (string, *lang.String) { return e.Parts[i].Token, e.Parts[i].Str }, collectStrings(e))
+}
+
 func condSyntax(c *lang.Cond) syntax {
-	s := syntax{pos: c.Pos, end: c.EndPos}
-	for _, p := range c.Parts {
-		s.tokens = append(s.tokens, p.Token)
-	}
-	if len(c.Parts) == 1 && c.Parts[0].Str != nil {
-		s.single = c.Parts[0].Str
-	}
-	s.strings = collectStrings(c)
-	return s
+	return makeSyntax(c.Pos, c.EndPos, len(c.Parts), func(i int) (string, *lang.String) { return c.Parts[i].Token, c.Parts[i].Str }, collectStrings(c))
 }
 
 // argRest is the syntax of a's parts from index i on.
 func argRest(a *lang.Arg, i int) syntax {
-	s := syntax{pos: a.Parts[i].Pos, end: a.EndPos}
 	parts := a.Parts[i:]
-	for _, p := range parts {
-		s.tokens = append(s.tokens, p.Token)
-	}
-	if len(parts) == 1 && parts[0].Str != nil {
-		s.single = parts[0].Str
-	}
-	s.strings = collectStrings(parts)
-	return s
+	return makeSyntax(parts[0].Pos, a.EndPos, len(parts), func(i int) (string, *lang.String) { return parts[i].Token, parts[i].Str }, collectStrings(parts))
 }
 
 func collectStrings(n any) []*lang.String {
