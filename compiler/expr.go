@@ -265,13 +265,28 @@ func (r *refs) Visit(node *ast.Node) {
 	}
 }
 
+// nilSafe makes every member access behave like `?.`: a missing path
+// reads as nil instead of failing, as the language promises.
+type nilSafe struct{}
+
+func (nilSafe) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok || m.Method {
+		return
+	}
+	m.Optional = true
+	c := &ast.ChainNode{Node: m}
+	c.SetLocation(m.Location())
+	*node = c
+}
+
 // compileExpr compiles a value's expression. It returns nil after
 // reporting the error when the expression does not compile.
 func (c *fileCompiler) compileExpr(src *exprSource, e env, asBool bool) (*vm.Expr, reflect.Type) {
 	text := src.b.String()
 	r := &refs{callees: map[*ast.IdentifierNode]bool{}}
 	types := types.Map{types.Extra: types.Any}
-	opts := append(slices.Clip(c.baseOpts), expr.Env(types), expr.Patch(r))
+	opts := append(slices.Clip(c.baseOpts), expr.Env(types), expr.Patch(r), expr.Patch(nilSafe{}))
 	if asBool {
 		opts = append(opts, expr.AsBool())
 	}

@@ -43,6 +43,7 @@ type KindSpec struct {
 	Convo    bool      // allowed only in conversation workflows
 	Result   string    // what `-> $path` receives; "" means the kind has no result
 	Example  string    // a short .wf snippet using the kind
+	Exec     Exec      // runs a node of the kind; set by the stdlib
 }
 
 // Key returns the key spec with the given name, or nil.

@@ -1,0 +1,80 @@
+package vm
+
+// EventType names a semantic event of a run. The server maps each to its
+// AG-UI event; `aguic run` prints them.
+type EventType string
+
+// The event types.
+const (
+	TextStart         EventType = "TEXT_MESSAGE_START"        // MessageID, Role
+	TextContent       EventType = "TEXT_MESSAGE_CONTENT"      // MessageID, Delta
+	TextEnd           EventType = "TEXT_MESSAGE_END"          // MessageID
+	ToolCallStart     EventType = "TOOL_CALL_START"           // ToolCallID, ToolCallName, ParentMessageID
+	ToolCallArgs      EventType = "TOOL_CALL_ARGS"            // ToolCallID, Delta
+	ToolCallEnd       EventType = "TOOL_CALL_END"             // ToolCallID
+	ToolCallResult    EventType = "TOOL_CALL_RESULT"          // MessageID ("tool:" + ToolCallID), ToolCallID, Content
+	StateSnapshot     EventType = "STATE_SNAPSHOT"            // Value: the state
+	StateDelta        EventType = "STATE_DELTA"               // Patch: RFC 6902 operations
+	ActivitySnapshot  EventType = "ACTIVITY_SNAPSHOT"         // MessageID ("activity:" + id), ActivityType, Value, Replace
+	ActivityDelta     EventType = "ACTIVITY_DELTA"            // MessageID, ActivityType, Patch
+	StepStarted       EventType = "STEP_STARTED"              // Name
+	StepFinished      EventType = "STEP_FINISHED"             // Name
+	Custom            EventType = "CUSTOM"                    // Name, Value
+	ReasoningStart    EventType = "REASONING_START"           // MessageID ("reason:" + id)
+	ReasoningMsgStart EventType = "REASONING_MESSAGE_START"   // MessageID
+	ReasoningContent  EventType = "REASONING_MESSAGE_CONTENT" // MessageID, Delta
+	ReasoningMsgEnd   EventType = "REASONING_MESSAGE_END"     // MessageID
+	ReasoningEnd      EventType = "REASONING_END"             // MessageID
+	SubagentStarted   EventType = "SUBAGENT_STARTED"          // SubagentRunID, Name
+	SubagentFinished  EventType = "SUBAGENT_FINISHED"         // SubagentRunID, Name
+	SubagentError     EventType = "SUBAGENT_ERROR"            // SubagentRunID, Name, Value: the message
+	// HideToolCall asks the event log to hide every earlier event of
+	// ToolCallID from replay and history. It is not sent to clients.
+	HideToolCall EventType = "HIDE_TOOL_CALL"
+)
+
+// The message id prefixes that keep message kinds apart.
+const (
+	ReasoningPrefix = "reason:"
+	ToolPrefix      = "tool:"
+	ActivityPrefix  = "activity:"
+)
+
+// Event is one semantic event. Only the fields its Type lists are set.
+type Event struct {
+	Type EventType `json:"type"`
+
+	MessageID       string `json:"messageId,omitempty"`
+	Role            string `json:"role,omitempty"`
+	Delta           string `json:"delta,omitempty"`
+	ToolCallID      string `json:"toolCallId,omitempty"`
+	ToolCallName    string `json:"toolCallName,omitempty"`
+	ParentMessageID string `json:"parentMessageId,omitempty"`
+	Content         string `json:"content,omitempty"`
+	ActivityType    string `json:"activityType,omitempty"`
+	Replace         *bool  `json:"replace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	SubagentRunID   string `json:"subagentRunId,omitempty"`
+	Value           any    `json:"value,omitempty"`
+	Patch           []any  `json:"patch,omitempty"`
+
+	// Silent events are stored but not streamed live; Hidden events are
+	// streamed live but never replayed.
+	Silent bool `json:"silent,omitempty"`
+	Hidden bool `json:"hidden,omitempty"`
+
+	NodeID string `json:"nodeId,omitempty"` // the node that emitted it
+}
+
+// Sink receives a run's events in order. The server persists and streams
+// them; `aguic run` prints them. Emit is called from one goroutine at a
+// time. An error stops the run.
+type Sink interface {
+	Emit(Event) error
+}
+
+// SinkFunc adapts a function to a Sink.
+type SinkFunc func(Event) error
+
+// Emit calls f.
+func (f SinkFunc) Emit(e Event) error { return f(e) }

@@ -1,0 +1,275 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aguic/aguic/lang/diag"
+)
+
+// Exec runs one node of a kind the stdlib provides. It returns which edge
+// to follow, or a Wait to suspend the run at the node; on resume the same
+// node runs again with Call.Resume set.
+type Exec func(ctx context.Context, c *Call) (Step, error)
+
+// Step is what a node did.
+type Step struct {
+	Edge   string // the edge to follow; "" means next
+	Result any    // stored at the node's `-> $path`, if it has one
+	Wait   *Wait  // non-nil: suspend the run here
+}
+
+// WaitKind says what a suspended run waits for.
+type WaitKind string
+
+// The things a run waits for.
+const (
+	WaitUser      WaitKind = "user"      // the next user turn (suspend)
+	WaitTool      WaitKind = "tool"      // the result of frontend tool calls
+	WaitInterrupt WaitKind = "interrupt" // answers to interrupts
+)
+
+// Wait describes a suspension: what the run waits for.
+type Wait struct {
+	Kind        WaitKind    `json:"kind"`
+	ToolCallIDs []string    `json:"toolCallIds,omitempty"`
+	Interrupts  []Interrupt `json:"interrupts,omitempty"`
+}
+
+// Interrupt is one open AG-UI interrupt.
+type Interrupt struct {
+	ID             string `json:"id"`
+	Reason         string `json:"reason"`
+	Message        string `json:"message,omitempty"`
+	ToolCallID     string `json:"toolCallId,omitempty"`
+	ResponseSchema any    `json:"responseSchema,omitempty"`
+	ExpiresAt      int64  `json:"expiresAt,omitempty"` // Unix milliseconds
+	Metadata       any    `json:"metadata,omitempty"`
+}
+
+// Resume is the input that continues a suspended run.
+type Resume struct {
+	// Agent, when not nil, replaces $agent whole (an AG-UI turn).
+	Agent map[string]any
+	// Merge is merged into the context recursively before the node resumes.
+	Merge map[string]any
+	// Interrupts answers the open interrupts (AG-UI RunAgentInput.resume).
+	Interrupts []ResumeEntry
+}
+
+// ResumeEntry answers one interrupt.
+type ResumeEntry struct {
+	InterruptID string `json:"interruptId"`
+	Status      string `json:"status"` // "resolved" or "cancelled"
+	Payload     any    `json:"payload,omitempty"`
+}
+
+// Status is how a run ended.
+type Status string
+
+// The run statuses.
+const (
+	Finished  Status = "finished"
+	Suspended Status = "suspended"
+	Cancelled Status = "cancelled"
+	Failed    Status = "failed"
+)
+
+// Outcome is how a run ended. Exactly one per run.
+type Outcome struct {
+	Status Status `json:"status"`
+	Result any    `json:"result,omitempty"` // Finished: what output set
+	Wait   *Wait  `json:"wait,omitempty"`   // Suspended: what the run waits for
+	Err    *Error `json:"error,omitempty"`  // Failed
+}
+
+// Error is a run-time error with the node and the source span it came from.
+type Error struct {
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	NodeID  string    `json:"nodeId,omitempty"`
+	Span    diag.Span `json:"span"`
+}
+
+// The run-time error codes.
+const (
+	ErrExpr      = "expression"     // an expression failed to evaluate
+	ErrFail      = "fail"           // a fail statement
+	ErrVisits    = "too_many_steps" // the run visited more nodes than allowed
+	ErrDeadline  = "deadline"       // the run's deadline passed
+	ErrNode      = "node"           // a node failed
+	ErrResume    = "invalid_resume" // the resume input does not fit the suspension
+	ErrInternal  = "internal"       // a bug or a broken frame
+	ErrTimeout   = "timeout"        // an I/O node ran out of time
+	ErrHTTP      = "http"           // an http node got a failing status or no answer
+	ErrCall      = "call"           // a called workflow failed
+	ErrCancelled = "cancelled"      // the run was cancelled inside a node
+)
+
+func (e *Error) Error() string {
+	where := e.Span.String()
+	if e.NodeID != "" {
+		where += " (" + e.NodeID + ")"
+	}
+	return fmt.Sprintf("%s: %s", where, e.Message)
+}
+
+// Errorf returns an *Error with the given code; the interpreter fills in
+// the node and span.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// asError converts any error into an *Error of node n.
+func asError(err error, n *Node) *Error {
+	var e *Error
+	if !errors.As(err, &e) {
+		code := ErrNode
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			code = ErrTimeout
+		case errors.Is(err, context.Canceled):
+			code = ErrCancelled
+		}
+		e = &Error{Code: code, Message: err.Error()}
+	} else {
+		c := *e
+		e = &c
+	}
+	if e.NodeID == "" && n != nil {
+		e.NodeID, e.Span = n.ID, n.Span
+	}
+	return e
+}
+
+// Call is what a node's Exec sees: its node, its values, the frame and the
+// means to emit events.
+type Call struct {
+	Node   *Node
+	Spec   *KindSpec
+	Resume *Resume // non-nil when the run resumes at this node
+
+	r *runner
+}
+
+// Frame returns the run's frame.
+func (c *Call) Frame() *Frame { return c.r.frame }
+
+// Workflow returns the workflow being run.
+func (c *Call) Workflow() *Workflow { return c.r.wf }
+
+// Now returns the machine's current time.
+func (c *Call) Now() time.Time { return c.r.m.now() }
+
+// Eval evaluates a value of the node.
+func (c *Call) Eval(v *Value) (any, error) { return c.r.eval(v) }
+
+// Arg evaluates the node's positional argument (nil when absent).
+func (c *Call) Arg() (any, error) {
+	if c.Node.Arg == nil {
+		return nil, nil
+	}
+	return c.r.eval(c.Node.Arg)
+}
+
+// Key evaluates the key name: the written value, else the kind's default;
+// ok is false when neither exists.
+func (c *Call) Key(name string) (v any, ok bool, err error) {
+	if val := c.Node.Keys[name]; val != nil {
+		if val.Path != nil {
+			return c.r.frame.Get(val.Path), true, nil
+		}
+		v, err := c.r.eval(val)
+		return v, true, err
+	}
+	if c.Spec != nil {
+		if ks := c.Spec.Key(name); ks != nil && ks.Default != nil {
+			return ks.Default, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// KeyPath returns the path a TypePath key names: the written path, else
+// the key's default path; nil when neither exists.
+func (c *Call) KeyPath(name string) *Path {
+	if val := c.Node.Keys[name]; val != nil && val.Path != nil {
+		return val.Path
+	}
+	if c.Spec != nil {
+		if ks := c.Spec.Key(name); ks != nil && ks.Path != "" {
+			return ParsePath(ks.Path)
+		}
+	}
+	return nil
+}
+
+// Emit sends an event of the node.
+func (c *Call) Emit(e Event) error {
+	e.NodeID = c.Node.ID
+	return c.r.emit(e)
+}
+
+// NextID returns a new id unique within the conversation.
+func (c *Call) NextID(prefix string) string { return c.r.frame.NextID(prefix) }
+
+// State returns the node-local state saved by SetState, or nil.
+func (c *Call) State() any { return c.r.frame.State[c.Node.ID] }
+
+// SetState saves node-local state in the frame; nil deletes it.
+func (c *Call) SetState(v any) {
+	if v == nil {
+		delete(c.r.frame.State, c.Node.ID)
+		return
+	}
+	if c.r.frame.State == nil {
+		c.r.frame.State = map[string]any{}
+	}
+	c.r.frame.State[c.Node.ID] = Normalize(v)
+}
+
+// Get reads a context path.
+func (c *Call) Get(p *Path) any { return c.r.frame.Get(p) }
+
+// Set writes a context path.
+func (c *Call) Set(p *Path, v any) error { return c.r.frame.Set(p, v) }
+
+// SetOutput sets the run's result.
+func (c *Call) SetOutput(v any) { c.r.frame.Output = Normalize(v) }
+
+// Service returns the service the machine was given under name (an HTTP
+// client, a model provider…), or nil.
+func (c *Call) Service(name string) any { return c.r.m.Services[name] }
+
+// CallWorkflow runs another workflow of the program to its end with input
+// as its $input, inside this run, and returns its output.
+func (c *Call) CallWorkflow(ctx context.Context, id string, input any) (any, error) {
+	return c.r.callWorkflow(ctx, c.Node, id, input)
+}
+
+// ParsePath reads a path written as $root.key.key.
+func ParsePath(s string) *Path {
+	s = trimDollar(s)
+	p := &Path{}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if p.Root == "" && start == 0 {
+				p.Root = s[:i]
+			} else {
+				p.Keys = append(p.Keys, PathKey{Name: s[start:i]})
+			}
+			start = i + 1
+		}
+	}
+	return p
+}
+
+func trimDollar(s string) string {
+	if len(s) > 0 && s[0] == '$' {
+		return s[1:]
+	}
+	return s
+}
