@@ -1,8 +1,10 @@
 package stdlib
 
 import (
+	"net/http"
 	"os"
 
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -11,6 +13,17 @@ type Options struct {
 	// Getenv reads one variable of the server's environment for the env
 	// builtin; nil means os.Getenv. Tests pass a map lookup instead.
 	Getenv func(name string) string
+
+	// HTTPClient makes the requests of http nodes and tools; nil means a
+	// client of its own. Each request's timeout comes from the node.
+	HTTPClient *http.Client
+
+	// Models resolves a model node's "provider/model" name to the provider
+	// that serves it; nil means every model call fails with a clear error.
+	Models func(name string) (llm.Provider, error)
+
+	// DefaultModel is the model of model nodes that name none.
+	DefaultModel string
 }
 
 // Register adds every node kind and builtin function of the stdlib to r,
@@ -29,6 +42,9 @@ func RegisterWith(r *vm.Registry, opts Options) {
 	for _, b := range builtins(opts) {
 		r.AddBuiltin(b)
 	}
+	attachMessages(r, opts)
+	attachData(r, opts)
+	attachModel(r, opts)
 }
 
 // Registry returns a new registry holding everything Register adds.

@@ -1,0 +1,6 @@
+package stdlib
+
+import "github.com/aguic/aguic/vm"
+
+// attachModel sets the Exec of model.
+func attachModel(r *vm.Registry, opts Options) {}
