@@ -273,3 +273,49 @@ func trimDollar(s string) string {
 	}
 	return s
 }
+
+// Hidden returns a value the run keeps for the stdlib under key (a
+// baseline of what the client has seen, for instance), or nil. It is saved
+// with the frame and shared by every node.
+func (c *Call) Hidden(key string) any { return c.r.frame.State["@"+key] }
+
+// SetHidden saves a value under key, as Hidden reads it; nil deletes it.
+func (c *Call) SetHidden(key string, v any) {
+	if v == nil {
+		delete(c.r.frame.State, "@"+key)
+		return
+	}
+	c.r.setState("@"+key, Normalize(v))
+}
+
+// RunTool runs a backend tool of the workflow with args as $args: its
+// `result = expr`, or its http or call node, whose result it returns.
+func (c *Call) RunTool(ctx context.Context, t *Tool, args any) (any, error) {
+	r := c.r
+	saved, had := r.frame.Context["args"]
+	r.frame.Context["args"] = Normalize(args)
+	r.env = nil
+	defer func() {
+		if had {
+			r.frame.Context["args"] = saved
+		} else {
+			delete(r.frame.Context, "args")
+		}
+		r.env = nil
+	}()
+	switch {
+	case t.Result != nil:
+		return r.eval(t.Result)
+	case t.Impl != nil:
+		spec := r.m.Registry.Kind(t.Impl.Kind)
+		if spec == nil || spec.Exec == nil {
+			return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q: node kind %q has no implementation", t.Name, t.Impl.Kind)}
+		}
+		st, err := spec.Exec(ctx, &Call{Node: t.Impl, Spec: spec, r: r})
+		if err != nil {
+			return nil, asError(err, t.Impl)
+		}
+		return st.Result, nil
+	}
+	return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q has no implementation", t.Name)}
+}
