@@ -59,27 +59,35 @@ type lowerer struct {
 	c      *fileCompiler
 	wf     *vm.Workflow
 	nodes  []*vm.Node
-	labels map[string]*label
-	jumps  []jump
+	labels  map[string]*label
+	jumps   []jump
+	catches map[*vm.Node]string // node → the catch its errors go to
 }
 
 func newLowerer(c *fileCompiler, wf *vm.Workflow) *lowerer {
-	return &lowerer{c: c, wf: wf, labels: map[string]*label{}}
+	return &lowerer{c: c, wf: wf, labels: map[string]*label{}, catches: map[*vm.Node]string{}}
 }
 
 // flow lowers the flow block and runs the checks that need the whole graph.
 func (l *lowerer) flow(b *lang.Block) {
 	root := &scope{kind: "flow"}
 	l.wf.Entry = l.block(b.Stmts, root, "", "")
+	for _, n := range l.nodes {
+		if catch := l.catches[n]; catch != "" {
+			n.Edges = append(n.Edges, vm.Edge{Label: vm.EdgeError, To: catch})
+		}
+	}
 	l.resolveJumps()
 	slices.SortStableFunc(l.nodes, func(a, b *vm.Node) int { return a.Span.Start.Offset - b.Span.Start.Offset })
 	l.wf.Nodes = l.nodes
 	l.checkReachable(b.Stmts)
 }
 
+// add records a lowered node; a node inside a try body gets its error edge
+// once every other edge is known (see flow).
 func (l *lowerer) add(n *vm.Node, sc *scope) *vm.Node {
 	if sc.catch != "" && n.Kind != vm.KindCatch {
-		n.Edges = append(n.Edges, vm.Edge{Label: vm.EdgeError, To: sc.catch})
+		l.catches[n] = sc.catch
 	}
 	l.nodes = append(l.nodes, n)
 	return n

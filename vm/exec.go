@@ -139,7 +139,10 @@ func asError(err error, n *Node) *Error {
 		e = &c
 	}
 	if e.NodeID == "" && n != nil {
-		e.NodeID, e.Span = n.ID, n.Span
+		e.NodeID = n.ID
+		if !e.Span.Start.IsValid() {
+			e.Span = n.Span
+		}
 	}
 	return e
 }

@@ -81,6 +81,16 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 	if f.Ended {
 		f.Ended, f.Node, f.Output = false, w.Entry, nil
 	}
+	if resume != nil {
+		// A new turn: the client's $agent replaces the old one whole, and a
+		// context merge applies, whether the run resumes or starts again.
+		if resume.Agent != nil {
+			f.Context["agent"] = Normalize(resume.Agent)
+		}
+		if resume.Merge != nil {
+			Merge(f.Context, Normalize(resume.Merge).(map[string]any))
+		}
+	}
 	if !f.Suspended {
 		resume = nil
 	} else if resume == nil {
@@ -245,13 +255,6 @@ func (r *runner) node(ctx context.Context, n *Node, resume *Resume) (string, *Wa
 		return "", nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("node kind %q has no implementation", n.Kind)}
 	}
 	if resume != nil {
-		if resume.Agent != nil {
-			r.frame.Context["agent"] = Normalize(resume.Agent)
-		}
-		if resume.Merge != nil {
-			Merge(r.frame.Context, Normalize(resume.Merge).(map[string]any))
-		}
-		r.env = nil
 		r.frame.Suspended = false
 	}
 	st, err := spec.Exec(ctx, &Call{Node: n, Spec: spec, Resume: resume, r: r})
