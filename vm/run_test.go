@@ -77,7 +77,7 @@ func testRegistry() *vm.Registry {
 	return r
 }
 
-func machine(t *testing.T, src string) *vm.Machine {
+func machine(t testing.TB, src string) *vm.Machine {
 	t.Helper()
 	reg := testRegistry()
 	prog, diags := compiler.Compile(reg, compiler.Source{Name: "t.wf", Text: []byte(src)})
