@@ -1,6 +1,1047 @@
 package stdlib
 
-import "github.com/aguic/aguic/vm"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aguic/aguic/stdlib/llm"
+	"github.com/aguic/aguic/vm"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
 
 // attachModel sets the Exec of model.
-func attachModel(r *vm.Registry, opts Options) {}
+//
+// A model node builds its request from system, chat_in and prompt, emits
+// the prompt as a silent user text message (unless user_event = false),
+// and streams the provider's answer: reasoning as REASONING_* events under
+// "reason:<id>", text as one TEXT_MESSAGE_* lifecycle per stretch of text
+// with a fresh message id, tool calls as TOOL_CALL_* events whose
+// parentMessageId is the text message before them. stream,
+// stream_reasoning and stream_tool_calls = false drop those categories,
+// except that calls of the client's frontend tools are always streamed:
+// the client has to see them to run them.
+//
+// Tool calls loop: each backend tool call runs inside the node (vm.Call's
+// RunTool), its result is emitted as TOOL_CALL_RESULT and sent back to the
+// model, which is called again, for at most max_tool_rounds rounds. A
+// backend tool that fails, an unknown tool or arguments that are not a JSON
+// object matching the tool's parameters give the model the result
+// "error: <message>" so it can react; only cancellation and internal
+// errors stop the node. A call of a frontend tool (a tools entry that is an
+// object {name, description, parameters}, such as $agent.tools gives)
+// saves the conversation in the node's state and suspends the run waiting
+// for those tool call ids; on resume their results are read from
+// $agent.messages (tool messages with a toolCallId), emitted as
+// TOOL_CALL_RESULT and sent to the model, and the loop goes on.
+//
+// Each provider call has the node's timeout; a call that fails with a
+// retryable error (llm.IsRetryable: 429, 5xx) or times out before it
+// streamed anything is tried again up to retry more times, waiting as
+// backoff says ("1s..8s" when absent).
+//
+// At the end chat_out, when given, receives chat_in, the prompt, the
+// model's replies with their tool calls and the tool results (without the
+// calls and results of this node when drop_tool_calls); output_schema
+// parses the last reply's text as JSON (a surrounding ``` fence is
+// allowed), validates it and stores it as the result's value. The result
+// is {text, value?, tool_calls: [{id, name, arguments}], usage:
+// {inputTokens, outputTokens}}, where text is the last reply's text,
+// tool_calls every tool call of the node, arguments parsed when they are
+// JSON, and usage the sum over all provider calls.
+func attachModel(r *vm.Registry, opts Options) {
+	r.Kind("model").Exec = func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+		m, err := newModelRun(c, opts)
+		if err != nil {
+			return vm.Step{}, err
+		}
+		return m.exec(ctx)
+	}
+}
+
+// modelStateVersion is the version of the modelState a suspended model
+// node keeps in the frame.
+const modelStateVersion = 1
+
+// modelState is the conversation of a model node: what it saves in the
+// frame while it waits for frontend tool results.
+type modelState struct {
+	V        int           `json:"v"`
+	Messages []llm.Message `json:"messages"` // the whole request, system message first
+	History  int           `json:"history"`  // where chat_out's messages begin: after the system message
+	Replies  int           `json:"replies"`  // where this node's replies begin: after chat_in and the prompt
+	Round    int           `json:"round"`    // tool rounds so far
+	Pending  []string      `json:"pending,omitempty"`
+	Calls    []any         `json:"calls"` // the result's tool_calls so far
+	Usage    llm.Usage     `json:"usage"`
+}
+
+// modelRun is one execution of a model node.
+type modelRun struct {
+	c        *vm.Call
+	name     string // "provider/model"
+	provider llm.Provider
+	req      llm.Request // everything but the messages
+
+	stream, streamReasoning, streamTools, userEvent, drop bool
+
+	maxRounds      int
+	timeout        time.Duration
+	retries        int
+	first, longest time.Duration // the backoff
+
+	schema   *jsonschema.Schema // output_schema compiled, or nil
+	backend  map[string]*vm.Tool
+	frontend map[string]bool
+	params   map[string]any // backend tool parameters, evaluated
+	compiled map[string]*jsonschema.Schema
+
+	st modelState
+}
+
+// newModelRun reads the node's keys, resolves the provider and gathers
+// the tools.
+func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
+	k := &modelKeys{c: c}
+	m := &modelRun{
+		c:               c,
+		name:            k.text("model"),
+		stream:          k.flag("stream"),
+		streamReasoning: k.flag("stream_reasoning"),
+		streamTools:     k.flag("stream_tool_calls"),
+		userEvent:       k.flag("user_event"),
+		drop:            k.flag("drop_tool_calls"),
+		timeout:         k.duration("timeout"),
+		backend:         map[string]*vm.Tool{},
+		frontend:        map[string]bool{},
+		params:          map[string]any{},
+		compiled:        map[string]*jsonschema.Schema{},
+	}
+	m.maxRounds, _ = k.integer("max_tool_rounds")
+	m.retries, _ = k.integer("retry")
+	if n, ok := k.integer("max_tokens"); ok {
+		m.req.MaxTokens = n
+	}
+	if v := k.value("temperature"); v != nil {
+		f, ok := v.(float64)
+		if i, isInt := v.(int); isInt {
+			f, ok = float64(i), true
+		}
+		if !ok {
+			k.fail("temperature must be a number, found %s", modelDescribe(v))
+		}
+		m.req.Temperature = &f
+	}
+	m.first, m.longest = time.Second, 8*time.Second
+	if s := k.text("backoff"); s != "" && k.err == nil {
+		first, longest, err := parseModelBackoff(s)
+		if err != nil {
+			k.fail("%v", err)
+		}
+		m.first, m.longest = first, longest
+	}
+	if v := k.value("output_schema"); v != nil && k.err == nil {
+		sch, err := compileModelSchema(v)
+		if err != nil {
+			k.fail("output_schema is not a valid JSON Schema: %s", modelSchemaError(err))
+		}
+		m.schema, m.req.Schema = sch, v
+	}
+	if k.err == nil {
+		k.err = m.gatherTools(k)
+	}
+	if k.err != nil {
+		return nil, k.err
+	}
+
+	if m.name == "" {
+		m.name = opts.DefaultModel
+	}
+	switch {
+	case opts.Models == nil:
+		return nil, vm.Errorf(vm.ErrNode, "no model providers are configured")
+	case m.name == "":
+		return nil, vm.Errorf(vm.ErrNode, "the node names no model and the server has no default model: set the model key, such as model = \"openai/gpt-4o-mini\"")
+	}
+	p, err := opts.Models(m.name)
+	if err != nil {
+		return nil, vm.Errorf(vm.ErrNode, "model %q: %v", m.name, err)
+	}
+	if p == nil {
+		return nil, vm.Errorf(vm.ErrNode, "model %q: no provider serves it", m.name)
+	}
+	m.provider = p
+	m.req.Model = m.name
+	if _, model, ok := llm.SplitModel(m.name); ok {
+		m.req.Model = model
+	}
+	return m, nil
+}
+
+// gatherTools lists the backend tools the tools key names and the
+// frontend tools its value holds.
+func (m *modelRun) gatherTools(k *modelKeys) error {
+	v := m.c.Node.Keys["tools"]
+	if v == nil {
+		return nil
+	}
+	for _, name := range v.Tools {
+		t := m.c.Workflow().Tool(name)
+		if t == nil {
+			return vm.Errorf(vm.ErrInternal, "tools: the workflow has no tool %q", name)
+		}
+		params, err := m.c.Eval(t.Parameters)
+		if err != nil {
+			return err
+		}
+		if params == nil {
+			params = map[string]any{"type": "object"}
+		}
+		m.backend[name] = t
+		m.params[name] = params
+		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: t.Description, Parameters: params})
+	}
+	val := k.value("tools")
+	if k.err != nil {
+		return k.err
+	}
+	return m.addFrontend(val)
+}
+
+// addFrontend adds the frontend tools of an evaluated tools value: lists
+// are flattened, nil (a backend tool's name) skipped, objects are tools.
+func (m *modelRun) addFrontend(v any) error {
+	switch x := v.(type) {
+	case nil:
+	case []any:
+		for _, e := range x {
+			if err := m.addFrontend(e); err != nil {
+				return err
+			}
+		}
+	case string:
+		if m.backend[x] == nil {
+			return vm.Errorf(vm.ErrNode, "tools: %q is not a tool of this workflow", x)
+		}
+	case map[string]any:
+		name, _ := x["name"].(string)
+		if name == "" {
+			return vm.Errorf(vm.ErrNode, "tools: a frontend tool needs a name, found %s", vm.Text(x))
+		}
+		if m.backend[name] != nil || m.frontend[name] {
+			return nil // a backend tool of the same name wins
+		}
+		desc, _ := x["description"].(string)
+		params := x["parameters"]
+		if params == nil {
+			params = map[string]any{"type": "object"}
+		}
+		m.frontend[name] = true
+		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: desc, Parameters: params})
+	default:
+		return vm.Errorf(vm.ErrNode, "tools: expected tool names and {name, description, parameters} objects, found %s", modelDescribe(v))
+	}
+	return nil
+}
+
+// exec starts the conversation, or continues it with frontend tool
+// results, and runs the tool loop.
+func (m *modelRun) exec(ctx context.Context) (vm.Step, error) {
+	var err error
+	if m.c.Resume != nil {
+		err = m.resume()
+	} else {
+		err = m.start()
+	}
+	if err != nil {
+		return vm.Step{}, err
+	}
+	return m.loop(ctx)
+}
+
+// start builds the first request and emits the prompt as a silent user
+// message.
+func (m *modelRun) start() error {
+	k := &modelKeys{c: m.c}
+	system := k.text("system")
+	chatIn := k.value("chat_in")
+	prompt := k.text("prompt")
+	if k.err != nil {
+		return k.err
+	}
+	m.st = modelState{V: modelStateVersion, Calls: []any{}}
+	if system != "" {
+		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleSystem, Content: system})
+	}
+	m.st.History = len(m.st.Messages)
+	hist, err := llm.FromValue(chatIn)
+	if err != nil {
+		return vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+	}
+	m.st.Messages = append(m.st.Messages, hist...)
+	if prompt != "" {
+		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
+		if m.userEvent {
+			id := m.c.NextID("msg")
+			for _, e := range []vm.Event{
+				{Type: vm.TextStart, MessageID: id, Role: llm.RoleUser},
+				{Type: vm.TextContent, MessageID: id, Delta: prompt},
+				{Type: vm.TextEnd, MessageID: id},
+			} {
+				e.Silent = true
+				if err := m.c.Emit(e); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	m.st.Replies = len(m.st.Messages)
+	return nil
+}
+
+// resume restores the saved conversation and adds the results of the
+// frontend tool calls it waits for, read from $agent.messages.
+func (m *modelRun) resume() error {
+	saved := m.c.State()
+	if saved == nil {
+		return vm.Errorf(vm.ErrInternal, "the model node resumes without a saved conversation")
+	}
+	data, err := json.Marshal(saved)
+	if err == nil {
+		err = json.Unmarshal(data, &m.st)
+	}
+	if err != nil {
+		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation: %v", err)
+	}
+	if m.st.V != modelStateVersion {
+		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
+	}
+	results := modelToolResults(m.c.Get(vm.ParsePath("$agent.messages")))
+	if r, ok := m.c.Get(vm.ParsePath("$agent.latestToolResult")).(map[string]any); ok {
+		if id, ok := r["toolCallId"].(string); ok && results[id] == nil {
+			results[id] = r
+		}
+	}
+	var msgs []llm.Message
+	for _, id := range m.st.Pending {
+		r := results[id]
+		if r == nil {
+			return vm.Errorf(vm.ErrResume, "the model waits for the result of tool call %q, and the request has no tool message for it", id)
+		}
+		content, ok := modelMessageText(r["content"])
+		if !ok {
+			return vm.Errorf(vm.ErrResume, "the result of tool call %q has content that is not text: %s", id, vm.Text(r["content"]))
+		}
+		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: id})
+	}
+	for _, msg := range msgs {
+		if err := m.c.Emit(vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + msg.ToolCallID, ToolCallID: msg.ToolCallID, Content: msg.Content}); err != nil {
+			return err
+		}
+	}
+	m.st.Messages = append(m.st.Messages, msgs...)
+	m.st.Pending = nil
+	m.c.SetState(nil)
+	return nil
+}
+
+// modelToolResults indexes the tool messages of an AG-UI message list by their
+// toolCallId; a later message wins.
+func modelToolResults(v any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	list, _ := v.([]any)
+	for _, e := range list {
+		msg, _ := e.(map[string]any)
+		if msg == nil || msg["role"] != llm.RoleTool {
+			continue
+		}
+		if id, ok := msg["toolCallId"].(string); ok && id != "" {
+			out[id] = msg
+		}
+	}
+	return out
+}
+
+// modelMessageText reads a message's content: a string, or a list of parts
+// whose text parts it joins.
+func modelMessageText(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case nil:
+		return "", true
+	case []any:
+		var b strings.Builder
+		for _, p := range x {
+			part, _ := p.(map[string]any)
+			if part == nil || part["type"] != "text" {
+				return "", false
+			}
+			s, _ := part["text"].(string)
+			b.WriteString(s)
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
+// loop calls the model until it answers without tool calls, runs backend
+// tool calls in between, and suspends on frontend tool calls.
+func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
+	for {
+		resp, err := m.call(ctx)
+		if err != nil {
+			return vm.Step{}, err
+		}
+		m.st.Usage.InputTokens += resp.Usage.InputTokens
+		m.st.Usage.OutputTokens += resp.Usage.OutputTokens
+		if resp.Text != "" || len(resp.ToolCalls) > 0 {
+			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		}
+		if len(resp.ToolCalls) == 0 {
+			return m.finish(resp.Text)
+		}
+		m.st.Round++
+		if m.st.Round > m.maxRounds {
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model asked for tool round %d, more than max_tool_rounds (%d) allows", m.st.Round, m.maxRounds)
+		}
+		var pending []string
+		for _, tc := range resp.ToolCalls {
+			m.st.Calls = append(m.st.Calls, map[string]any{"id": tc.ID, "name": tc.Name, "arguments": modelArguments(tc.Arguments)})
+			if m.frontend[tc.Name] {
+				pending = append(pending, tc.ID)
+				continue
+			}
+			content, err := m.runTool(ctx, tc)
+			if err != nil {
+				return vm.Step{}, err
+			}
+			if m.streamTools {
+				if err := m.c.Emit(vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + tc.ID, ToolCallID: tc.ID, Content: content}); err != nil {
+					return vm.Step{}, err
+				}
+			}
+			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: tc.ID})
+		}
+		if len(pending) > 0 {
+			m.st.Pending = pending
+			m.c.SetState(m.st)
+			return vm.Step{Wait: &vm.Wait{Kind: vm.WaitTool, ToolCallIDs: pending}}, nil
+		}
+	}
+}
+
+// finish parses structured output, writes chat_out and makes the result.
+func (m *modelRun) finish(text string) (vm.Step, error) {
+	res := map[string]any{
+		"text":       text,
+		"tool_calls": m.st.Calls,
+		"usage":      map[string]any{"inputTokens": m.st.Usage.InputTokens, "outputTokens": m.st.Usage.OutputTokens},
+	}
+	if m.schema != nil {
+		v, err := parseModelJSON(text)
+		if err != nil {
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model's reply is not the JSON output_schema asks for: %v", err)
+		}
+		if err := m.schema.Validate(v); err != nil {
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model's reply does not match output_schema: %s", modelSchemaError(err))
+		}
+		res["value"] = v
+	}
+	if p := m.c.KeyPath("chat_out"); p != nil {
+		var out []llm.Message
+		for i, msg := range m.st.Messages[m.st.History:] {
+			if m.drop && m.st.History+i >= m.st.Replies {
+				if msg.Role == llm.RoleTool {
+					continue
+				}
+				msg.ToolCalls = nil
+				if msg.Role == llm.RoleAssistant && msg.Content == "" {
+					continue
+				}
+			}
+			out = append(out, msg)
+		}
+		if err := m.c.Set(p, llm.ToValue(out)); err != nil {
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "chat_out: %v", err)
+		}
+	}
+	return vm.Step{Result: res}, nil
+}
+
+// runTool runs a backend tool call and returns the content sent back to
+// the model. Failures the model can react to become "error: …" content.
+func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error) {
+	t := m.backend[tc.Name]
+	if t == nil {
+		return fmt.Sprintf("error: there is no tool %q", tc.Name), nil
+	}
+	args, ok := modelArguments(tc.Arguments).(map[string]any)
+	if !ok {
+		return fmt.Sprintf("error: the arguments must be a JSON object, found %s", tc.Arguments), nil
+	}
+	sch, err := m.paramSchema(tc.Name)
+	if err != nil {
+		return "", err
+	}
+	if err := sch.Validate(args); err != nil {
+		return "error: invalid arguments: " + modelSchemaError(err), nil
+	}
+	out, err := m.c.RunTool(ctx, t, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
+		msg := err.Error()
+		var ve *vm.Error
+		if errors.As(err, &ve) {
+			if ve.Code == vm.ErrInternal || ve.Code == vm.ErrCancelled || ve.Code == vm.ErrDeadline {
+				return "", err
+			}
+			msg = ve.Message
+		}
+		return "error: " + msg, nil
+	}
+	if out == nil {
+		return "null", nil
+	}
+	return vm.Text(out), nil
+}
+
+// paramSchema compiles the parameters of a backend tool once per run.
+func (m *modelRun) paramSchema(name string) (*jsonschema.Schema, error) {
+	if s := m.compiled[name]; s != nil {
+		return s, nil
+	}
+	s, err := compileModelSchema(m.params[name])
+	if err != nil {
+		return nil, vm.Errorf(vm.ErrNode, "tool %q: parameters is not a valid JSON Schema: %s", name, modelSchemaError(err))
+	}
+	m.compiled[name] = s
+	return s, nil
+}
+
+// call sends the conversation to the provider, streaming the answer, with
+// the node's timeout per try and its retries.
+func (m *modelRun) call(ctx context.Context) (*llm.Response, error) {
+	req := m.req
+	req.Messages = m.st.Messages
+	for try := 1; ; try++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if m.timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, m.timeout)
+		}
+		s := &modelStream{m: m}
+		resp, err := m.provider.Stream(actx, &req, s.chunk)
+		cancel()
+		if err == nil && s.emitErr == nil {
+			return s.finish(resp)
+		}
+		if err := s.abort(); err != nil && s.emitErr == nil {
+			s.emitErr = err
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("model %q: %w", m.name, ctx.Err())
+		case s.emitErr != nil:
+			return nil, s.emitErr
+		}
+		code := vm.ErrNode
+		if m.timeout > 0 && errors.Is(err, context.DeadlineExceeded) {
+			code, err = vm.ErrTimeout, fmt.Errorf("no answer within the timeout of %s", m.timeout)
+		}
+		if s.emitted || !(code == vm.ErrTimeout || llm.IsRetryable(err)) || try > m.retries {
+			if try > 1 {
+				return nil, vm.Errorf(code, "model %q failed after %d tries: %v", m.name, try, err)
+			}
+			return nil, vm.Errorf(code, "model %q: %v", m.name, err)
+		}
+		wait := m.first << (try - 1)
+		if wait > m.longest || wait <= 0 {
+			wait = m.longest
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("model %q: %w", m.name, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// modelStream turns the chunks of one provider call into events.
+type modelStream struct {
+	m        *modelRun
+	emitted  bool  // an event went out: the call is not tried again
+	emitErr  error // the sink failed
+	text     strings.Builder
+	reason   strings.Builder
+	textID   string // the open text message
+	reasonID string // the open reasoning message
+	lastText string // the latest text message, parent of later tool calls
+	calls    []*modelStreamCall
+}
+
+// modelStreamCall is a tool call being streamed.
+type modelStreamCall struct {
+	index            int
+	id, name         string
+	args             strings.Builder
+	started, visible bool
+	ended            bool // TOOL_CALL_END went out: later arguments are not streamed
+}
+
+func (s *modelStream) emit(e vm.Event) error {
+	if s.emitErr != nil {
+		return s.emitErr
+	}
+	s.emitted = true
+	if err := s.m.c.Emit(e); err != nil {
+		s.emitErr = err
+		return err
+	}
+	return nil
+}
+
+// chunk is the callback the provider streams to.
+func (s *modelStream) chunk(ch llm.Chunk) error {
+	m := s.m
+	if ch.Reasoning != "" {
+		if err := s.endText(); err != nil {
+			return err
+		}
+		s.reason.WriteString(ch.Reasoning)
+		if m.streamReasoning {
+			if s.reasonID == "" {
+				s.reasonID = vm.ReasoningPrefix + m.c.NextID("msg")
+				if err := s.emit(vm.Event{Type: vm.ReasoningStart, MessageID: s.reasonID}); err != nil {
+					return err
+				}
+				if err := s.emit(vm.Event{Type: vm.ReasoningMsgStart, MessageID: s.reasonID}); err != nil {
+					return err
+				}
+			}
+			if err := s.emit(vm.Event{Type: vm.ReasoningContent, MessageID: s.reasonID, Delta: ch.Reasoning}); err != nil {
+				return err
+			}
+		}
+	}
+	if ch.Text != "" {
+		if err := s.endReasoning(); err != nil {
+			return err
+		}
+		s.text.WriteString(ch.Text)
+		if m.stream {
+			if s.textID == "" {
+				s.textID = m.c.NextID("msg")
+				s.lastText = s.textID
+				if err := s.emit(vm.Event{Type: vm.TextStart, MessageID: s.textID, Role: llm.RoleAssistant}); err != nil {
+					return err
+				}
+			}
+			if err := s.emit(vm.Event{Type: vm.TextContent, MessageID: s.textID, Delta: ch.Text}); err != nil {
+				return err
+			}
+		}
+	}
+	if d := ch.ToolCall; d != nil {
+		if err := s.endReasoning(); err != nil {
+			return err
+		}
+		if err := s.endText(); err != nil {
+			return err
+		}
+		var sc *modelStreamCall
+		for _, c := range s.calls {
+			if c.index == d.Index {
+				sc = c
+			}
+		}
+		if sc == nil {
+			// A new call: providers stream calls one after the other, so
+			// the one before is complete.
+			if n := len(s.calls); n > 0 {
+				if err := s.endCall(s.calls[n-1]); err != nil {
+					return err
+				}
+			}
+			sc = &modelStreamCall{index: d.Index}
+			s.calls = append(s.calls, sc)
+		}
+		if sc.id == "" {
+			sc.id = d.ID
+		}
+		if sc.name == "" {
+			sc.name = d.Name
+		}
+		sc.args.WriteString(d.Arguments)
+		switch {
+		case !sc.started && sc.name != "":
+			return s.startCall(sc)
+		case sc.started && sc.visible && !sc.ended && d.Arguments != "":
+			return s.emit(vm.Event{Type: vm.ToolCallArgs, ToolCallID: sc.id, Delta: d.Arguments})
+		}
+	}
+	return nil
+}
+
+// startCall emits the start of a tool call and the arguments so far.
+func (s *modelStream) startCall(sc *modelStreamCall) error {
+	sc.started = true
+	if sc.id == "" {
+		sc.id = s.m.c.NextID("call")
+	}
+	sc.visible = s.m.streamTools || s.m.frontend[sc.name]
+	if !sc.visible {
+		return nil
+	}
+	if err := s.emit(vm.Event{Type: vm.ToolCallStart, ToolCallID: sc.id, ToolCallName: sc.name, ParentMessageID: s.lastText}); err != nil {
+		return err
+	}
+	if sc.args.Len() > 0 {
+		return s.emit(vm.Event{Type: vm.ToolCallArgs, ToolCallID: sc.id, Delta: sc.args.String()})
+	}
+	return nil
+}
+
+// endCall ends a started, visible tool call once.
+func (s *modelStream) endCall(sc *modelStreamCall) error {
+	if !sc.started || !sc.visible || sc.ended {
+		return nil
+	}
+	sc.ended = true
+	return s.emit(vm.Event{Type: vm.ToolCallEnd, ToolCallID: sc.id})
+}
+
+func (s *modelStream) endText() error {
+	if s.textID == "" {
+		return nil
+	}
+	id := s.textID
+	s.textID = ""
+	return s.emit(vm.Event{Type: vm.TextEnd, MessageID: id})
+}
+
+func (s *modelStream) endReasoning() error {
+	if s.reasonID == "" {
+		return nil
+	}
+	id := s.reasonID
+	s.reasonID = ""
+	if err := s.emit(vm.Event{Type: vm.ReasoningMsgEnd, MessageID: id}); err != nil {
+		return err
+	}
+	return s.emit(vm.Event{Type: vm.ReasoningEnd, MessageID: id})
+}
+
+// abort closes what a failed call left open.
+func (s *modelStream) abort() error {
+	if err := s.endReasoning(); err != nil {
+		return err
+	}
+	if err := s.endText(); err != nil {
+		return err
+	}
+	for _, sc := range s.calls {
+		if err := s.endCall(sc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish closes the streamed lifecycles, emits whatever the provider
+// answered without streaming it, and returns the whole answer with the
+// tool call ids the client saw.
+func (s *modelStream) finish(resp *llm.Response) (*llm.Response, error) {
+	m := s.m
+	if err := s.endReasoning(); err != nil {
+		return nil, err
+	}
+	if err := s.endText(); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(s.calls, func(a, b *modelStreamCall) int { return a.index - b.index })
+	for _, sc := range s.calls {
+		if !sc.started {
+			if err := s.startCall(sc); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.endCall(sc); err != nil {
+			return nil, err
+		}
+	}
+	out := &llm.Response{}
+	if resp != nil {
+		*out = *resp
+	}
+	if out.Reasoning == "" {
+		out.Reasoning = s.reason.String()
+	} else if s.reason.Len() == 0 && m.streamReasoning {
+		id := vm.ReasoningPrefix + m.c.NextID("msg")
+		for _, e := range []vm.Event{
+			{Type: vm.ReasoningStart, MessageID: id},
+			{Type: vm.ReasoningMsgStart, MessageID: id},
+			{Type: vm.ReasoningContent, MessageID: id, Delta: out.Reasoning},
+			{Type: vm.ReasoningMsgEnd, MessageID: id},
+			{Type: vm.ReasoningEnd, MessageID: id},
+		} {
+			if err := s.emit(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if out.Text == "" {
+		out.Text = s.text.String()
+	} else if s.text.Len() == 0 && m.stream {
+		id := m.c.NextID("msg")
+		s.lastText = id
+		for _, e := range []vm.Event{
+			{Type: vm.TextStart, MessageID: id, Role: llm.RoleAssistant},
+			{Type: vm.TextContent, MessageID: id, Delta: out.Text},
+			{Type: vm.TextEnd, MessageID: id},
+		} {
+			if err := s.emit(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(out.ToolCalls) == 0 {
+		for _, sc := range s.calls {
+			out.ToolCalls = append(out.ToolCalls, llm.ToolCall{ID: sc.id, Name: sc.name, Arguments: sc.args.String()})
+		}
+		return out, nil
+	}
+	out.ToolCalls = slices.Clone(out.ToolCalls)
+	for i := range out.ToolCalls {
+		tc := &out.ToolCalls[i]
+		if i < len(s.calls) {
+			sc := s.calls[i]
+			tc.ID = sc.id
+			if tc.Name == "" {
+				tc.Name = sc.name
+			}
+			if tc.Arguments == "" {
+				tc.Arguments = sc.args.String()
+			}
+			continue
+		}
+		if tc.ID == "" {
+			tc.ID = m.c.NextID("call")
+		}
+		if !m.streamTools && !m.frontend[tc.Name] {
+			continue
+		}
+		events := []vm.Event{{Type: vm.ToolCallStart, ToolCallID: tc.ID, ToolCallName: tc.Name, ParentMessageID: s.lastText}}
+		if tc.Arguments != "" {
+			events = append(events, vm.Event{Type: vm.ToolCallArgs, ToolCallID: tc.ID, Delta: tc.Arguments})
+		}
+		events = append(events, vm.Event{Type: vm.ToolCallEnd, ToolCallID: tc.ID})
+		for _, e := range events {
+			if err := s.emit(e); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// modelArguments decodes tool call arguments; text that is not JSON stays
+// text. Empty arguments are an empty object.
+func modelArguments(s string) any {
+	if strings.TrimSpace(s) == "" {
+		return map[string]any{}
+	}
+	v, err := decodeModelJSON(s)
+	if err != nil {
+		return s
+	}
+	return v
+}
+
+// parseModelJSON decodes a reply that should be JSON, allowing a
+// surrounding ``` fence.
+func parseModelJSON(text string) (any, error) {
+	s := strings.TrimSpace(text)
+	if rest, ok := strings.CutPrefix(s, "```"); ok {
+		if _, body, ok := strings.Cut(rest, "\n"); ok {
+			s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(body), "```"))
+		}
+	}
+	if s == "" {
+		return nil, errors.New("the reply is empty")
+	}
+	return decodeModelJSON(s)
+}
+
+// decodeModelJSON decodes one JSON value and nothing after it.
+func decodeModelJSON(s string) (any, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("text follows the JSON value")
+	}
+	return vm.Normalize(v), nil
+}
+
+// compileModelSchema compiles a JSON Schema given as a value. References
+// to other documents are refused: a schema may come from the client.
+func compileModelSchema(doc any) (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.UseLoader(modelNoLoader{})
+	const url = "mem:///schema.json"
+	if err := c.AddResource(url, vm.Normalize(doc)); err != nil {
+		return nil, err
+	}
+	return c.Compile(url)
+}
+
+// modelNoLoader refuses to load schema documents.
+type modelNoLoader struct{}
+
+func (modelNoLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("cannot load %s: a schema may not refer to other documents", url)
+}
+
+// modelSchemaError renders a schema error as one line: each failing
+// place as "at /path: what is wrong".
+func modelSchemaError(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return strings.ReplaceAll(err.Error(), "\n", " ")
+	}
+	var msgs []string
+	var walk func(u jsonschema.OutputUnit)
+	walk = func(u jsonschema.OutputUnit) {
+		if len(u.Errors) == 0 && u.Error != nil {
+			loc := u.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			msgs = append(msgs, fmt.Sprintf("at %s: %s", loc, u.Error))
+		}
+		for _, e := range u.Errors {
+			walk(e)
+		}
+	}
+	walk(*ve.DetailedOutput())
+	if len(msgs) == 0 {
+		return strings.ReplaceAll(err.Error(), "\n", " ")
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// parseModelBackoff reads "first..longest".
+func parseModelBackoff(s string) (first, longest time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "..")
+	if ok {
+		first, err = time.ParseDuration(strings.TrimSpace(a))
+		if err == nil {
+			longest, err = time.ParseDuration(strings.TrimSpace(b))
+		}
+	}
+	if !ok || err != nil || first <= 0 || longest < first {
+		return 0, 0, fmt.Errorf("backoff must be \"first..longest\" with two durations, the longer last, such as \"1s..8s\", found %q", s)
+	}
+	return first, longest, nil
+}
+
+// modelKeys evaluates the keys of a model node, keeping the first error.
+type modelKeys struct {
+	c   *vm.Call
+	err error
+}
+
+func (k *modelKeys) fail(format string, args ...any) {
+	if k.err == nil {
+		k.err = vm.Errorf(vm.ErrNode, format, args...)
+	}
+}
+
+func (k *modelKeys) value(name string) any {
+	if k.err != nil {
+		return nil
+	}
+	v, _, err := k.c.Key(name)
+	if err != nil {
+		k.err = err
+		return nil
+	}
+	return v
+}
+
+// text reads a string key: nil is "", other values their text.
+func (k *modelKeys) text(name string) string {
+	switch v := k.value(name).(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	default:
+		return vm.Text(v)
+	}
+}
+
+func (k *modelKeys) flag(name string) bool {
+	v := k.value(name)
+	b, ok := v.(bool)
+	if !ok && k.err == nil {
+		k.fail("%s must be true or false, found %s", name, modelDescribe(v))
+	}
+	return b
+}
+
+// integer reads a whole-number key; ok is false when it is absent.
+func (k *modelKeys) integer(name string) (n int, ok bool) {
+	switch v := vm.Normalize(k.value(name)).(type) {
+	case nil:
+		return 0, false
+	case int:
+		if v < 0 {
+			k.fail("%s must not be negative, found %d", name, v)
+		}
+		return v, true
+	default:
+		k.fail("%s must be a whole number, found %s", name, modelDescribe(v))
+		return 0, false
+	}
+}
+
+func (k *modelKeys) duration(name string) time.Duration {
+	s := k.text(name)
+	if s == "" || k.err != nil {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		k.fail("%s must be a positive duration such as \"20s\", found %q", name, s)
+	}
+	return d
+}
+
+// modelDescribe names a value for a message: its JSON, shortened.
+func modelDescribe(v any) string {
+	var s string
+	switch x := vm.Normalize(v).(type) {
+	case nil:
+		s = "null"
+	case string:
+		s = fmt.Sprintf("%q", x)
+	default:
+		s = vm.Text(x)
+	}
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}

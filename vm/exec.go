@@ -236,8 +236,9 @@ func (c *Call) SetState(v any) {
 // Get reads a context path.
 func (c *Call) Get(p *Path) any { return c.r.frame.Get(p) }
 
-// Set writes a context path.
-func (c *Call) Set(p *Path, v any) error { return c.r.frame.Set(p, v) }
+// Set writes a context path; the expressions evaluated after it see the
+// new value.
+func (c *Call) Set(p *Path, v any) error { return c.r.set(p, v) }
 
 // SetOutput sets the run's result.
 func (c *Call) SetOutput(v any) { c.r.frame.Output = Normalize(v) }

@@ -145,6 +145,7 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 		if v := r.visits.Add(1); v > int64(r.max) {
 			return failed(&Error{Code: ErrVisits, Message: fmt.Sprintf("the run visited more than %d nodes; is a loop running away?", r.max), NodeID: n.ID, Span: n.Span})
 		}
+		resumed := resume != nil
 		next, wait, err := r.step(ctx, n, resume)
 		resume = nil
 		switch {
@@ -152,6 +153,12 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			e := asError(err, n)
 			if e.Code == ErrCancelled && ctx.Err() != nil {
 				return Outcome{Status: Cancelled}
+			}
+			if resumed && e.Code == ErrResume {
+				// The input did not fit what the node waits for: it still
+				// waits, and the next request may answer it properly.
+				f.Suspended = true
+				return failed(e)
 			}
 			catch := n.Next(EdgeError)
 			if catch == "" || e.Code == ErrVisits || e.Code == ErrDeadline || e.Code == ErrInternal {

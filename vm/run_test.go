@@ -34,6 +34,9 @@ func testRegistry() *vm.Registry {
 			if c.Resume == nil {
 				return vm.Step{Wait: &vm.Wait{Kind: vm.WaitUser}}, nil
 			}
+			if c.Resume.Merge["bad"] != nil {
+				return vm.Step{}, vm.Errorf(vm.ErrResume, "bad resume")
+			}
 			return vm.Step{}, nil
 		},
 	})
@@ -400,5 +403,28 @@ workflow child {
 	}
 	if got, want := rec.String(), "SUBAGENT_STARTED child\nCUSTOM child sees 2\nSUBAGENT_FINISHED child"; got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestRejectedResumeKeepsWaiting: a resume the node rejects fails the run
+// but leaves the frame suspended at the node, so a proper answer continues.
+func TestRejectedResumeKeepsWaiting(t *testing.T) {
+	m := machine(t, "wf 1\nworkflow w {\n  conversation = true\n  flow {\n    w: wait\n    note \"after\"\n  }\n}\n")
+	f, o, _ := run(t, m, "w", nil)
+	if o.Status != vm.Suspended {
+		t.Fatalf("first run: %+v", o)
+	}
+	rec := &recorder{}
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": true}}, rec); o.Status != vm.Failed || o.Err.Code != vm.ErrResume {
+		t.Fatalf("bad resume: %+v", o)
+	}
+	if !f.Suspended || f.Node != "w" {
+		t.Fatalf("frame after a rejected resume: suspended %v at %q", f.Suspended, f.Node)
+	}
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": nil}}, rec); o.Status != vm.Finished {
+		t.Fatalf("good resume: %+v %v", o, o.Err)
+	}
+	if rec.String() != "CUSTOM after" {
+		t.Errorf("events %q", rec.String())
 	}
 }

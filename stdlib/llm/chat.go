@@ -1,11 +1,3 @@
-// Package llm is what the model node talks to: provider-neutral chat
-// messages, the Provider interface that model providers implement, and the
-// providers themselves.
-//
-// Chat history lives in the workflow context (conventionally $input.chat in
-// conversations, $agent.chat in stateless runs) as a JSON list of Message
-// objects: {role, content, name?, toolCalls?, toolCallId?}. FromValue and
-// ToValue convert between that JSON and Messages.
 package llm
 
 import (

@@ -11,7 +11,7 @@ type Provider interface {
 
 // Request is one model call.
 type Request struct {
-	Model       string
+	Model       string // the model's name at its provider: "gpt-4o-mini" of "openai/gpt-4o-mini"
 	Messages    []Message
 	Tools       []Tool
 	Temperature *float64

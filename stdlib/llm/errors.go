@@ -1,0 +1,41 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Retryable is implemented by provider errors that say whether the same
+// request may succeed when tried again: a rate limit or an overloaded
+// server, as opposed to a bad request.
+type Retryable interface {
+	error
+	Retryable() bool
+}
+
+// IsRetryable reports whether err, or an error it wraps, is a Retryable
+// error that says yes.
+func IsRetryable(err error) bool {
+	var r Retryable
+	return errors.As(err, &r) && r.Retryable()
+}
+
+// StatusError is a failing HTTP status of a model API. Providers return it
+// so that callers can tell a rate limit (429) or a server error (5xx),
+// which are worth another try, from a bad request.
+type StatusError struct {
+	StatusCode int
+	Message    string
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("model API status %d", e.StatusCode)
+	}
+	return fmt.Sprintf("model API status %d: %s", e.StatusCode, e.Message)
+}
+
+// Retryable reports whether the status is 429 or 5xx.
+func (e *StatusError) Retryable() bool {
+	return e.StatusCode == 429 || e.StatusCode >= 500
+}
