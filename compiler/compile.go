@@ -59,6 +59,7 @@ const (
 	CodeConversation    = "WF142" // a conversation-only node in a stateless workflow
 	CodeParallelWrite   = "WF143" // two parallel branches write the same path
 	CodeParallelEnd     = "WF144" // end or goto leaving a parallel branch
+	CodeParallelEmpty   = "WF145" // parallel without branches
 	CodeExpr            = "WF150" // an expression or template that does not compile
 	CodeNotBool         = "WF151" // a condition that is not boolean
 	CodeBadCall         = "WF152" // a builtin called with wrong arguments
@@ -73,13 +74,15 @@ const (
 var builtinRoots = []string{"agent", "input"}
 
 // Compile checks and lowers every workflow of srcs against reg. The program
-// is nil when any file has an error; the diagnostics are sorted.
+// is nil when any file has an error; the diagnostics are sorted. Sources
+// are read as lang.Clean returns them (no byte order mark, LF line ends).
 func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	sh := newShared(reg)
 	parsed := make([]*fileCompiler, len(srcs))
 	forEach(len(srcs), func(i int) {
-		f, diags := lang.Parse(srcs[i].Name, srcs[i].Text)
-		parsed[i] = &fileCompiler{shared: sh, src: srcs[i].Text, file: diag.NewFile(srcs[i].Name, srcs[i].Text), ast: f, diags: diags}
+		text := lang.Clean(srcs[i].Text)
+		f, diags := lang.Parse(srcs[i].Name, text)
+		parsed[i] = &fileCompiler{shared: sh, src: text, file: diag.NewFile(srcs[i].Name, text), ast: f, diags: diags}
 	})
 
 	// Workflow ids across files, first occurrence wins.
@@ -101,6 +104,9 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		}
 	}
 	sh.workflowIDs = ids
+	for _, fc := range parsed {
+		sh.parseFailed = sh.parseFailed || fc.ast == nil
+	}
 
 	forEach(len(parsed), func(i int) {
 		if parsed[i].ast != nil {
@@ -174,6 +180,7 @@ type shared struct {
 	funcs       map[string]bool
 	funcNames   []string
 	workflowIDs map[string]bool
+	parseFailed bool // some file has a syntax error: its workflows are unknown
 }
 
 func newShared(reg *vm.Registry) *shared {

@@ -145,3 +145,28 @@ func dumpProgram(p *vm.Program) string {
 	}
 	return b.String()
 }
+
+// TestStringValues checks how string literals decode: a heredoc's layout
+// is stripped before its escapes are decoded, CRLF reads like LF, and a
+// byte order mark is ignored.
+func TestStringValues(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"\"\"\"\n      \\t a\n      \\t b\n      \"\"\"", "\t a\n\t b"},
+		{"\"\"\"\n      first\\nsecond\n      third\n      \"\"\"", "first\nsecond\nthird"},
+		{"\"\"\"\r\n      a\r\n      b\r\n      \"\"\"", "a\nb"},
+		{"\"multi \\\r\ncontinued\"", "multi continued"},
+		{`"a \<<b>> \"q\""`, `a <<b>> "q"`},
+	}
+	for _, tt := range tests {
+		src := "\uFEFFwf 1\nworkflow w {\n  flow {\n    set $s = " + tt.src + "\n  }\n}\n"
+		prog, diags := compiler.Compile(stdlib.Registry(), compiler.Source{Name: "s.wf", Text: []byte(src)})
+		if diags.HasErrors() {
+			t.Errorf("%q: %v", tt.src, diags.Err())
+			continue
+		}
+		parts := prog.Workflow("w").Node("1").Assigns[0].Value.Template.Parts
+		if len(parts) != 1 || parts[0].Text != tt.want {
+			t.Errorf("%q decodes to %+v, want %q", tt.src, parts, tt.want)
+		}
+	}
+}

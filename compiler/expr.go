@@ -124,70 +124,6 @@ func collectStrings(n any) []*lang.String {
 	return out
 }
 
-// tplPart is literal text or an interpolation of a string literal.
-type tplPart struct {
-	text   string
-	interp *lang.Interp
-}
-
-// placeholder stands for an interpolation while a heredoc is dedented.
-const placeholder = '\uE000'
-
-// templateParts decodes a string literal into text and interpolations:
-// escapes decoded, a heredoc's indentation stripped.
-func templateParts(s *lang.String) []tplPart {
-	var b strings.Builder
-	var interps []*lang.Interp
-	for _, p := range s.Parts {
-		switch {
-		case p.Interp != nil:
-			b.WriteRune(placeholder)
-			interps = append(interps, p.Interp)
-		case p.Escape != "":
-			b.WriteString(unescape(p.Escape))
-		default:
-			b.WriteString(p.Text)
-		}
-	}
-	text := b.String()
-	if s.Heredoc {
-		text = lang.Dedent(text)
-	}
-	var parts []tplPart
-	for {
-		i := strings.IndexRune(text, placeholder)
-		if i < 0 || len(interps) == 0 {
-			break
-		}
-		if i > 0 {
-			parts = append(parts, tplPart{text: text[:i]})
-		}
-		parts = append(parts, tplPart{interp: interps[0]})
-		interps = interps[1:]
-		text = text[i+utf8.RuneLen(placeholder):]
-	}
-	if text != "" || len(parts) == 0 {
-		parts = append(parts, tplPart{text: text})
-	}
-	return parts
-}
-
-func unescape(esc string) string {
-	switch esc {
-	case `\<<`:
-		return "<<"
-	case "\\\n":
-		return ""
-	case `\'`:
-		return "'"
-	}
-	s, err := strconv.Unquote(`"` + esc + `"`)
-	if err != nil {
-		return esc
-	}
-	return s
-}
-
 // plain reports whether expr reads the string literal as written.
 func plain(s *lang.String) bool {
 	if s.Heredoc {
@@ -219,9 +155,9 @@ func (c *fileCompiler) source(s syntax) *exprSource {
 }
 
 func (c *fileCompiler) desugar(out *exprSource, s *lang.String) {
-	parts := templateParts(s)
-	if len(parts) == 1 && parts[0].interp == nil {
-		out.synthetic(strconv.Quote(parts[0].text), s.Pos.Offset)
+	parts := s.Segments()
+	if len(parts) == 1 && parts[0].Interp == nil {
+		out.synthetic(strconv.Quote(parts[0].Text), s.Pos.Offset)
 		return
 	}
 	out.synthetic("(", s.Pos.Offset)
@@ -229,17 +165,17 @@ func (c *fileCompiler) desugar(out *exprSource, s *lang.String) {
 		if i > 0 {
 			out.synthetic(" + ", s.Pos.Offset)
 		}
-		if p.interp == nil {
-			out.synthetic(strconv.Quote(p.text), s.Pos.Offset)
+		if p.Interp == nil {
+			out.synthetic(strconv.Quote(p.Text), s.Pos.Offset)
 			continue
 		}
 		wrap := len(parts) > 1
 		if wrap {
-			out.synthetic(textFunc+"(", p.interp.Pos.Offset)
+			out.synthetic(textFunc+"(", p.Interp.Pos.Offset)
 		}
-		out.verbatim(string(c.src[p.interp.Pos.Offset:p.interp.EndPos.Offset]), p.interp.Pos.Offset)
+		out.verbatim(string(c.src[p.Interp.Pos.Offset:p.Interp.EndPos.Offset]), p.Interp.Pos.Offset)
 		if wrap {
-			out.synthetic(")", p.interp.EndPos.Offset)
+			out.synthetic(")", p.Interp.EndPos.Offset)
 		}
 	}
 	out.synthetic(")", s.EndPos.Offset)
@@ -307,6 +243,9 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 		name := id.Value
 		span := c.exprSpan(src, text, id.Location())
 		switch {
+		case name == "$env":
+			c.diags.Errorf(span, lang.CodeReserved, "$env is reserved: it names the whole expression environment; use another root")
+			bad = true
 		case strings.HasPrefix(name, "$"):
 			root := name[1:]
 			if root == "args" {
@@ -323,7 +262,6 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 				bad = true
 			}
 		case slices.Contains(e.locals, name), slices.Contains(e.tools, name), slices.Contains(r.lets, name):
-		case name == "$env":
 		default:
 			cands := append(slices.Clone(e.locals), e.tools...)
 			hint := suggest(name, cands)
@@ -391,7 +329,7 @@ func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
 		// `say "a" say "b"`: a second statement on the line ran into the
 		// first one's argument.
 		if word, ok := strings.CutPrefix(msg, "unexpected identifier "); ok {
-			if name, err := strconv.Unquote(word); err == nil && (lang.IsKeyword(name) || slices.Contains(c.reg.KindNames(), name)) {
+			if name, err := strconv.Unquote(word); err == nil && (lang.StartsStatement(name) || slices.Contains(c.reg.KindNames(), name)) {
 				code, msg = lang.CodeSyntax, fmt.Sprintf("expected newline or \";\" before %q", name)
 			}
 		}

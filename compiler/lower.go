@@ -34,6 +34,14 @@ func (s *scope) child(kind string) *scope {
 	return &scope{parent: s, kind: kind, catch: s.catch, env: s.env, writes: s.writes}
 }
 
+// checkLocal rejects a variable name that a builtin function already has:
+// expressions would see the function, not the variable.
+func (c *fileCompiler) checkLocal(id *lang.Ident, what string) {
+	if c.funcs[id.Name] {
+		c.diags.Errorf(c.span(id.Pos, id.EndPos), lang.CodeReserved, "%q is a builtin function and cannot name %s", id.Name, what)
+	}
+}
+
 // write is one path a statement writes, for the parallel check.
 type write struct {
 	path *vm.Path
@@ -62,10 +70,11 @@ type lowerer struct {
 	labels  map[string]*label
 	jumps   []jump
 	catches map[*vm.Node]string // node → the catch its errors go to
+	orphans map[*lang.Block]bool // duplicate blocks, checked but not wired
 }
 
 func newLowerer(c *fileCompiler, wf *vm.Workflow) *lowerer {
-	return &lowerer{c: c, wf: wf, labels: map[string]*label{}, catches: map[*vm.Node]string{}}
+	return &lowerer{c: c, wf: wf, labels: map[string]*label{}, catches: map[*vm.Node]string{}, orphans: map[*lang.Block]bool{}}
 }
 
 // flow lowers the flow block and runs the checks that need the whole graph.
@@ -125,7 +134,14 @@ func (l *lowerer) defineLabel(lb *lang.Label, sc *scope) {
 	name := lb.Name()
 	span := lb.NameSpan(l.c.file.Name)
 	if prev, dup := l.labels[name]; dup {
-		l.c.diags.Errorf(span, CodeDuplicateLabel, "label %q is already defined at %s", name, prev.span)
+		// Blocks are lowered innermost and last first: report the label
+		// that comes later in the file.
+		first, later := prev.span, span
+		if span.Start.Offset < prev.span.Start.Offset {
+			first, later = span, prev.span
+			l.labels[name] = &label{id: name, scope: sc, span: span}
+		}
+		l.c.diags.Errorf(later, CodeDuplicateLabel, "label %q is already defined at %s", name, first)
 		return
 	}
 	l.labels[name] = &label{id: name, scope: sc, span: span}
@@ -162,16 +178,18 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 		l.add(n, sc)
 		hasDefault := false
 		for i, cs := range st.Switch.Cases {
-			if hasDefault {
-				c.diags.Errorf(c.span(cs.Pos, cs.Pos), CodeSwitch, "case after default is never chosen: default must come last")
-			}
 			if cs.Default {
 				if hasDefault {
+					c.diags.Errorf(c.span(cs.Pos, cs.Pos), CodeSwitch, "switch has more than one default")
+					l.orphan(cs.Body, sc.child("case"), fmt.Sprintf("%s.default%d", id, i+1))
 					continue
 				}
 				hasDefault = true
 				n.Edges = append(n.Edges, vm.Edge{Label: vm.EdgeDefault, To: l.block(cs.Body.Stmts, sc.child("case"), id+".default", next)})
 				continue
+			}
+			if hasDefault {
+				c.diags.Errorf(c.span(cs.Pos, cs.Pos), CodeSwitch, "case after default: default must come last")
 			}
 			n.Cases = append(n.Cases, c.cond(condSyntax(cs.Cond), sc.env))
 			label := fmt.Sprintf("case %d", len(n.Cases))
@@ -186,6 +204,7 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 	case st.For != nil:
 		n := node(vm.KindFor)
 		n.Var = st.For.Var.Name
+		c.checkLocal(st.For.Var, "a loop variable")
 		n.Iter = c.value(condSyntax(st.For.Iter), vm.TypeList, nil, sc.env, "a for loop's list")
 		l.add(n, sc)
 		body := sc.child("for")
@@ -198,10 +217,10 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 		n.Cond = c.cond(condSyntax(st.While.Cond), sc.env)
 		if m := st.While.Max; m == nil {
 			c.diags.Errorf(c.span(st.While.Pos, st.While.Body.Pos), CodeWhileMax, "while needs a bound: write `while cond max N { … }`")
-		} else if v, err := strconv.Atoi(strings.ReplaceAll(m.Value, "_", "")); err != nil || v < 1 {
+		} else if v, err := strconv.ParseInt(m.Value, 0, 64); err != nil || v < 1 {
 			c.diags.Errorf(c.span(m.Pos, m.EndPos), CodeWhileMax, "max must be a positive whole number, found %s", m.Value)
 		} else {
-			n.Max = v
+			n.Max = int(v)
 		}
 		l.add(n, sc)
 		n.Edges = []vm.Edge{{Label: vm.EdgeBody, To: l.block(st.While.Body.Stmts, sc.child("while"), id+".body", id)}, {Label: vm.EdgeNext, To: next}}
@@ -237,6 +256,7 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 		catch := &vm.Node{ID: id + ".catch", Kind: vm.KindCatch, Span: c.span(st.Try.Catch.Pos, st.Try.Catch.Pos)}
 		cs := sc.child("catch")
 		if v := st.Try.Var; v != nil {
+			c.checkLocal(v, "an error variable")
 			catch.Var = v.Name
 			cs.env = cs.env.with(v.Name)
 		}
@@ -288,6 +308,9 @@ func (l *lowerer) ifStmt(s *lang.If, id, labelName string, span diag.Span, sc *s
 
 func (l *lowerer) parallel(p *lang.Parallel, n *vm.Node, sc *scope, next string) string {
 	c := l.c
+	if len(p.Branches) == 0 {
+		c.diags.Errorf(n.Span, CodeParallelEmpty, "parallel needs at least one `branch name { … }`")
+	}
 	join := &vm.Node{ID: n.ID + ".join", Kind: vm.KindJoin, Span: c.span(p.EndPos, p.EndPos)}
 	join.Edges = []vm.Edge{{Label: vm.EdgeNext, To: next}}
 	l.add(n, sc)
@@ -297,6 +320,7 @@ func (l *lowerer) parallel(p *lang.Parallel, n *vm.Node, sc *scope, next string)
 		name := b.Name.Name
 		if slices.Contains(names, name) {
 			c.diags.Errorf(c.span(b.Name.Pos, b.Name.EndPos), CodeDuplicate, "branch %q is already defined in this parallel", name)
+			l.orphan(b.Body, sc.child("branch"), fmt.Sprintf("%s.%s#%d", n.ID, name, len(names)+1))
 			continue
 		}
 		names = append(names, name)
@@ -352,6 +376,13 @@ func (l *lowerer) wrote(p *vm.Path, sc *scope) {
 	if sc.writes != nil {
 		*sc.writes = append(*sc.writes, write{path: p, span: p.Span})
 	}
+}
+
+// orphan lowers a block that is not wired into the graph (a duplicate
+// default, branch or handler) so that its statements are still checked.
+func (l *lowerer) orphan(b *lang.Block, sc *scope, prefix string) {
+	l.orphans[b] = true
+	l.block(b.Stmts, sc, prefix, "")
 }
 
 // resolveJumps checks every goto against the labels.
@@ -427,7 +458,7 @@ func (l *lowerer) reachBlock(stmts []*lang.Stmt, prefix string, falls bool, reac
 // reachChildren checks the blocks nested in a reachable statement.
 func (l *lowerer) reachChildren(st *lang.Stmt, id string, reached map[string]bool) {
 	block := func(b *lang.Block, prefix string) {
-		if b != nil {
+		if b != nil && !l.orphans[b] {
 			l.reachBlock(b.Stmts, prefix, true, reached)
 		}
 	}

@@ -70,6 +70,13 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	case spec.Arg == nil && hasArg:
 		p := n.Arg.Parts[argStart]
 		c.diags.Errorf(c.span(p.Pos, n.Arg.EndPos), CodeArg, "%s takes no argument", spec.Name)
+	case spec.Arg != nil && spec.Arg.Required && !hasArg && n.Body != nil && len(n.Body.Entries) == 0 && n.Body.Pos.Line == n.Body.EndPos.Line:
+		// `output {}`: an empty pair of braces where an argument is needed
+		// is the empty map, not an empty body.
+		src := &exprSource{}
+		src.synthetic("{}", n.Body.Pos.Offset)
+		x, _ := c.compileExpr(src, sc.env, false)
+		out.Arg = &vm.Value{Span: c.span(n.Body.Pos, n.Body.EndPos), Source: "{}", Expr: x}
 	case spec.Arg != nil && spec.Arg.Required && !hasArg:
 		c.diags.Errorf(kindSpan, CodeArg, "%s needs a %s argument", spec.Name, spec.Arg.Name)
 	case spec.Arg != nil && hasArg:
@@ -200,6 +207,7 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 			}
 			if seen[name] {
 				c.diags.Errorf(nameSpan, CodeDuplicate, "handler %q is already defined", name)
+				l.orphan(h.Body, sc.child("handler"), fmt.Sprintf("%s.%s#%d", out.ID, name, len(seen)+1))
 				continue
 			}
 			seen[name] = true
@@ -275,7 +283,7 @@ func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, sc *scope) *v
 			return nil
 		}
 		target := s.tokens[0]
-		if !c.workflowIDs[target] {
+		if !c.workflowIDs[target] && !c.parseFailed {
 			ids := make([]string, 0, len(c.workflowIDs))
 			for id := range c.workflowIDs {
 				ids = append(ids, id)
@@ -332,12 +340,16 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 // pathOf converts a parsed $path.
 func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
 	out := &vm.Path{Root: strings.TrimPrefix(p.Root, "$"), Span: c.span(p.Pos, p.EndPos)}
+	if out.Root == "env" {
+		c.diags.Errorf(out.Span, lang.CodeReserved, "$env is reserved: it names the whole expression environment; use another root")
+	}
 	for _, k := range p.Keys {
 		if k.Name != "" {
 			out.Keys = append(out.Keys, vm.PathKey{Name: k.Name})
 			continue
 		}
-		i, err := strconv.Atoi(strings.ReplaceAll(k.Index, "_", ""))
+		i64, err := strconv.ParseInt(k.Index, 0, 64)
+		i := int(i64)
 		if err != nil || i < 0 {
 			c.diags.Errorf(c.span(k.Pos, k.EndPos), CodeWrongType, "a path index must be a whole number of at least 0, found %s", k.Index)
 		}
@@ -369,7 +381,16 @@ func (c *fileCompiler) pathFromSyntax(e *lang.Expr) *vm.Path {
 func (c *fileCompiler) cond(s syntax, e env) *vm.Value {
 	v := &vm.Value{Span: c.span(s.pos, s.end), Source: string(c.src[s.pos.Offset:s.end.Offset])}
 	if s.single != nil {
-		c.diags.Errorf(v.Span, CodeNotBool, "a condition must be boolean, found a string")
+		segs := s.single.Segments()
+		if len(segs) != 1 || segs[0].Interp == nil {
+			c.diags.Errorf(v.Span, CodeNotBool, "a condition must be boolean, found a string")
+			return v
+		}
+		// "<<expr>>" keeps the value's type: the condition is expr.
+		in := segs[0].Interp
+		src := &exprSource{}
+		src.verbatim(string(c.src[in.Pos.Offset:in.EndPos.Offset]), in.Pos.Offset)
+		v.Expr, _ = c.compileExpr(src, e, true)
 		return v
 	}
 	v.Expr, _ = c.compileExpr(c.source(s), e, true)
@@ -396,13 +417,13 @@ func (c *fileCompiler) value(s syntax, want vm.Type, enum []string, e env, what 
 // template compiles each interpolation of a string literal.
 func (c *fileCompiler) template(s *lang.String, e env) *vm.Template {
 	t := &vm.Template{}
-	for _, p := range templateParts(s) {
-		if p.interp == nil {
-			t.Parts = append(t.Parts, vm.TemplatePart{Text: p.text})
+	for _, p := range s.Segments() {
+		if p.Interp == nil {
+			t.Parts = append(t.Parts, vm.TemplatePart{Text: p.Text})
 			continue
 		}
 		src := &exprSource{}
-		src.verbatim(string(c.src[p.interp.Pos.Offset:p.interp.EndPos.Offset]), p.interp.Pos.Offset)
+		src.verbatim(string(c.src[p.Interp.Pos.Offset:p.Interp.EndPos.Offset]), p.Interp.Pos.Offset)
 		x, _ := c.compileExpr(src, e, false)
 		t.Parts = append(t.Parts, vm.TemplatePart{Expr: x})
 	}
@@ -425,8 +446,8 @@ func (c *fileCompiler) checkTemplate(v *vm.Value, want vm.Type, enum []string, w
 	case vm.TypeAny, vm.TypeString:
 	case vm.TypeDuration:
 		if literal {
-			if _, err := time.ParseDuration(text); err != nil {
-				c.diags.Errorf(v.Span, CodeWrongType, "%s expects a duration such as \"20s\", found %q", what, text)
+			if d, err := time.ParseDuration(text); err != nil || d <= 0 {
+				c.diags.Errorf(v.Span, CodeWrongType, "%s expects a positive duration such as \"20s\", found %q", what, text)
 			}
 		}
 		return
@@ -466,6 +487,9 @@ func ParseBackoff(s string) (first, longest time.Duration, err error) {
 	}
 	if longest, err = time.ParseDuration(b); err != nil {
 		return 0, 0, fmt.Errorf("longest wait: %v", err)
+	}
+	if first <= 0 {
+		return 0, 0, fmt.Errorf("the first wait must be positive, found %s", first)
 	}
 	if longest < first {
 		return 0, 0, fmt.Errorf("longest wait %s is shorter than the first %s", longest, first)
@@ -525,21 +549,26 @@ func article(t vm.Type) string {
 	return "a " + t.String()
 }
 
-// toolRefs lists the backend tools a tools value names, and whether it also
-// reads tools from the context (the client's frontend tools).
+// toolRefs lists the backend tools a tools value names, and whether it may
+// also hold other tools (the client's frontend tools): anything in the list
+// that is not a backend tool's name.
 func toolRefs(x *vm.Expr, tools []string) (backend []string, frontend bool) {
 	v := &refs{callees: map[*ast.IdentifierNode]bool{}}
 	node := x.Program.Node()
 	ast.Walk(&node, v)
 	for _, id := range v.idents {
-		switch {
-		case slices.Contains(tools, id.Value):
+		if slices.Contains(tools, id.Value) {
 			if !slices.Contains(backend, id.Value) {
 				backend = append(backend, id.Value)
 			}
-		case strings.HasPrefix(id.Value, "$"):
-			frontend = true
+		} else {
+			frontend = true // a context path, a variable or a function's result
 		}
+	}
+	// A list that is more than the names of backend tools (an object
+	// literal, say) may also hold the client's tools.
+	if arr, ok := node.(*ast.ArrayNode); !ok || len(arr.Nodes) != len(v.idents) {
+		frontend = true
 	}
 	return backend, frontend
 }

@@ -449,7 +449,7 @@ type Interp struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	Tokens []string `parser:"@( Var | Ident | Number | IString | SQString | RawString | Op | Punct )*"`
+	Tokens []string `parser:"@( Var | Ident | Number | IString | SQString | RawString | Op | Punct | Assign | Semi )*"`
 }
 
 func (n *File) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }

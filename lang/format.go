@@ -32,6 +32,7 @@ func Format(f *File, src []byte) []byte {
 // FormatSource parses src and formats it. On a syntax error it returns nil
 // and the diagnostics.
 func FormatSource(name string, src []byte) ([]byte, diag.List) {
+	src = Clean(src)
 	f, diags := Parse(name, src)
 	if f == nil || diags.HasErrors() {
 		return nil, diags

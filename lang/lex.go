@@ -77,6 +77,8 @@ var definition = lexer.MustStateful(lexer.Rules{
 		{Name: "SQString", Pattern: sqStringPattern},
 		{Name: "RawString", Pattern: rawPattern},
 		{Name: "Op", Pattern: opPattern},
+		{Name: "Assign", Pattern: `=`},
+		{Name: "Semi", Pattern: `;`},
 	},
 })
 

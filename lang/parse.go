@@ -44,6 +44,17 @@ var Keywords = []string{
 	"branch", "try", "catch", "end", "fail", "on",
 }
 
+// StartsStatement reports whether name is a keyword that begins a
+// statement (set, if, goto…), as opposed to one inside a statement (in,
+// max, else…).
+func StartsStatement(name string) bool {
+	switch name {
+	case "set", "if", "switch", "for", "while", "goto", "step", "parallel", "try", "end", "fail":
+		return true
+	}
+	return false
+}
+
 // IsKeyword reports whether name is a keyword.
 func IsKeyword(name string) bool {
 	for _, k := range Keywords {
@@ -248,7 +259,37 @@ func describeUnexpected(t lexer.Token, msg string) string {
 	if m == nil || m[2] == "" {
 		return "unexpected " + found
 	}
+	if strings.HasPrefix(m[2], `"}"`) {
+		// The parser gave up on a statement and reports the block around
+		// it; say what the statement needs instead.
+		if hint, ok := statementHints[t.Value]; ok {
+			return hint
+		}
+	}
 	return fmt.Sprintf("expected %s, found %s", describeExpected(m[2]), found)
+}
+
+// statementHints say what a statement needs, keyed by the token the parser
+// stopped at when a statement starting there did not parse.
+var statementHints = map[string]string{
+	"goto":     "goto needs a label: `goto name`",
+	"set":      "set needs a $path and a value: `set $path = value`",
+	"if":       "if needs a condition and a block: `if cond { … }`",
+	"for":      "for needs a variable, a list and a block: `for x in list { … }`",
+	"while":    "while needs a condition, a bound and a block: `while cond max N { … }`",
+	"step":     "step needs a name and a block: `step \"name\" { … }`",
+	"fail":     "fail needs a message: `fail \"message\"`",
+	"switch":   "switch needs a block of cases: `switch { case cond { … } default { … } }`",
+	"parallel": "parallel needs a block of branches: `parallel { branch a { … } }`",
+	"try":      "try needs a block and a catch: `try { … } catch e { … }`",
+	"branch":   "a branch belongs inside `parallel { … }`",
+	"case":     "case belongs inside `switch { … }`",
+	"default":  "default belongs inside `switch { … }`",
+	"catch":    "catch must follow the \"}\" of its try block, on the same line",
+	"flow":     "flow needs a block: `flow { … }`",
+	"tool":     "a tool is declared in the workflow block, next to the flow, not inside it",
+	"->":       "-> must follow its node on the same line and name a path: `say \"x\" -> $out`",
+	"=":        "unexpected \"=\": write each `key = value` on a line of its own, or separate them with \";\"",
 }
 
 // describeToken names a token for a message.

@@ -1,9 +1,10 @@
-// Package stdlib declares the node kinds and builtin functions of the .wf
-// language, version 1.
+// Package stdlib is the standard library of the .wf language, version 1:
+// its node kinds, what each does at run time, and its builtin functions.
 //
-// What goes in: a *vm.Registry (RegisterWith also takes Options, which say
-// how env reads the server's environment). What comes out: the same
-// registry, holding a vm.KindSpec for every node kind of the language —
+// What goes in: a *vm.Registry, and Options: how env reads the server's
+// environment, the HTTP client of http nodes, the model providers. What comes out: the same
+// registry, holding a vm.KindSpec, with its Exec, for every node kind of
+// the language —
 // "say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt",
 // "state sync", "state snapshot", "state delta", "activity sync",
 // "activity snapshot", "activity delta", "emit", "http", "call", "output" —
@@ -19,6 +20,8 @@
 // (it reads Options.Getenv) and uuid (it reads crypto randomness); json and
 // text encode alike: compact JSON, object keys sorted, no HTML escaping.
 //
-// The run-time behaviour of the node kinds is the interpreter's; this package
-// only declares them.
+// The interpreter (package vm) runs control flow itself and calls a kind's
+// Exec for every other node: exec_messages.go holds the nodes that talk to
+// the client (say, emit, output, tool calls, suspend, interrupt),
+// exec_data.go state, activity, http and call, exec_model.go the model node.
 package stdlib

@@ -23,22 +23,24 @@ const maxResponseBody = 10 << 20
 
 // attachData sets the Exec of the state and activity kinds, http and call.
 func attachData(r *vm.Registry, opts Options) {
-	state := vm.ParsePath("$agent.state")
-	baseline := vm.ParsePath("$agent._hidden.state")
 	set := func(name string, exec vm.Exec) {
 		if k := r.Kind(name); k != nil {
 			k.Exec = exec
 		}
 	}
-	hidden := vm.ParsePath("$agent._hidden")
+	p := statePaths{
+		state:    vm.ParsePath("$agent.state"),
+		hidden:   vm.ParsePath("$agent._hidden"),
+		baseline: vm.ParsePath("$agent._hidden.state"),
+	}
 	set("state sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
-		return vm.Step{}, execStateSync(c, state, hidden, baseline)
+		return vm.Step{}, execStateSync(c, p)
 	})
 	set("state snapshot", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
-		return vm.Step{}, execStateSnapshot(c, state, baseline)
+		return vm.Step{}, execStateSnapshot(c, p)
 	})
 	set("state delta", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
-		return vm.Step{}, execStateDelta(c, state, baseline)
+		return vm.Step{}, execStateDelta(c, p)
 	})
 	set("activity sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execActivitySync(c)
@@ -69,13 +71,19 @@ func attachData(r *vm.Registry, opts Options) {
 
 // State.
 
+// statePaths are where the client's state and its baseline live: the
+// baseline is the member "state" of hidden.
+type statePaths struct {
+	state, hidden, baseline *vm.Path
+}
+
 // execStateSync brings the client's state from the baseline to $agent.state.
-func execStateSync(c *vm.Call, state, hiddenPath, baseline *vm.Path) error {
+func execStateSync(c *vm.Call, p statePaths) error {
 	only, err := keyBool(c, "snapshots_only")
 	if err != nil {
 		return err
 	}
-	cur, base := c.Get(state), c.Get(baseline)
+	cur, base := c.Get(p.state), c.Get(p.baseline)
 	plan, err := diffSync(base, cur, true, only)
 	if err != nil {
 		return vm.Errorf(vm.ErrNode, "state sync: %v", err)
@@ -92,16 +100,16 @@ func execStateSync(c *vm.Call, state, hiddenPath, baseline *vm.Path) error {
 	}
 	// The new baseline shares what did not change with the old one, which
 	// it replaces: written in place, not copied again by Set.
-	if hidden, ok := c.Get(hiddenPath).(map[string]any); ok {
-		hidden[baseline.Keys[len(baseline.Keys)-1].Name] = plan.Base
+	if hidden, ok := c.Get(p.hidden).(map[string]any); ok {
+		hidden["state"] = plan.Base
 		return nil
 	}
-	return setContext(c, "state sync", baseline, plan.Base)
+	return setContext(c, "state sync", p.baseline, plan.Base)
 }
 
 // execStateSnapshot sends the argument as the client's whole state, which
 // becomes $agent.state and its baseline.
-func execStateSnapshot(c *vm.Call, state, baseline *vm.Path) error {
+func execStateSnapshot(c *vm.Call, p statePaths) error {
 	v, err := c.Arg()
 	if err != nil {
 		return err
@@ -110,16 +118,16 @@ func execStateSnapshot(c *vm.Call, state, baseline *vm.Path) error {
 	if err := c.Emit(vm.Event{Type: vm.StateSnapshot, Value: v}); err != nil {
 		return err
 	}
-	if err := setContext(c, "state snapshot", state, v); err != nil {
+	if err := setContext(c, "state snapshot", p.state, v); err != nil {
 		return err
 	}
-	return setContext(c, "state snapshot", baseline, v)
+	return setContext(c, "state snapshot", p.baseline, v)
 }
 
 // execStateDelta applies the argument's operations to $agent.state and sends
 // them. The baseline follows; when they do not apply to it, it is dropped,
 // so the next state sync sends a snapshot.
-func execStateDelta(c *vm.Call, state, baseline *vm.Path) error {
+func execStateDelta(c *vm.Call, p statePaths) error {
 	v, err := c.Arg()
 	if err != nil {
 		return err
@@ -128,24 +136,24 @@ func execStateDelta(c *vm.Call, state, baseline *vm.Path) error {
 	if err != nil {
 		return err
 	}
-	next, err := applyPatch("state delta", c.Get(state), ops)
+	next, err := applyPatch("state delta", c.Get(p.state), ops)
 	if err != nil {
 		return err
 	}
 	if err := c.Emit(vm.Event{Type: vm.StateDelta, Patch: vm.Copy(ops).([]any)}); err != nil {
 		return err
 	}
-	if err := setContext(c, "state delta", state, next); err != nil {
+	if err := setContext(c, "state delta", p.state, next); err != nil {
 		return err
 	}
 	var base any
-	if old := c.Get(baseline); old != nil {
+	if old := c.Get(p.baseline); old != nil {
 		base, err = applyOps(old, ops)
 		if err != nil {
 			base = nil
 		}
 	}
-	return setContext(c, "state delta", baseline, base)
+	return setContext(c, "state delta", p.baseline, base)
 }
 
 func setContext(c *vm.Call, what string, p *vm.Path, v any) error {
@@ -239,7 +247,7 @@ func execActivitySync(c *vm.Call) error {
 		if had {
 			replace = true
 		}
-		e = vm.Event{Type: vm.ActivitySnapshot, MessageID: activityKey(id), ActivityType: typ, Value: vm.Copy(content), Replace: &replace}
+		e = vm.Event{Type: vm.ActivitySnapshot, MessageID: activityKey(id), ActivityType: typ, Value: content, Replace: &replace}
 	}
 	if err := c.Emit(e); err != nil {
 		return err
@@ -265,7 +273,7 @@ func execActivitySnapshot(c *vm.Call) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Emit(vm.Event{Type: vm.ActivitySnapshot, MessageID: activityKey(id), ActivityType: typ, Value: vm.Copy(content), Replace: &replace}); err != nil {
+	if err := c.Emit(vm.Event{Type: vm.ActivitySnapshot, MessageID: activityKey(id), ActivityType: typ, Value: content, Replace: &replace}); err != nil {
 		return err
 	}
 	if _, had := loadActivity(c, id); replace || !had {

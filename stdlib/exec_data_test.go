@@ -264,6 +264,13 @@ STATE_SNAPSHOT value={"mode":"review"}`,
 			wantErr: `state delta: operation 1 (remove "/a/-1") does not apply`,
 		},
 		{
+			name:  "an empty delta is sent",
+			agent: `{"state": {"a": 1}}`,
+			flow:  `state delta []`,
+			want:  `STATE_DELTA patch=[]`,
+			state: `{"a": 1}`,
+		},
+		{
 			name:  "a delta may replace the root",
 			agent: `{"state": "x"}`,
 			flow:  `state delta [{op: "replace", path: "", value: {a: 1}}]`,

@@ -280,7 +280,8 @@ func trimDollar(s string) string {
 
 // Hidden returns a value the run keeps for the stdlib under key (a
 // baseline of what the client has seen, for instance), or nil. It is saved
-// with the frame and shared by every node.
+// with the frame and shared by every node. The value is not copied: change
+// it only through SetHidden.
 func (c *Call) Hidden(key string) any { return c.r.frame.State["@"+key] }
 
 // SetHidden saves a value under key, as Hidden reads it; nil deletes it.

@@ -411,22 +411,38 @@ func (r *runner) callWorkflow(ctx context.Context, n *Node, id string, input any
 		return nil, err
 	}
 	cr := &runner{m: r.m, wf: w, frame: child, max: r.max, visits: r.visits, out: r.out}
+	mark := r.out.mark()
 	o := cr.loop(ctx, "", nil)
-	switch o.Status {
-	case Finished:
+	if o.Status == Finished {
 		if err := r.emit(Event{Type: SubagentFinished, SubagentRunID: child.ID, Name: id, NodeID: n.ID}); err != nil {
 			return nil, err
 		}
 		return child.Output, nil
-	case Cancelled:
-		return nil, Errorf(ErrCancelled, "the run was cancelled")
-	case Suspended:
-		o.Err = &Error{Code: ErrCall, Message: fmt.Sprintf("workflow %q waits for the client, which a called workflow cannot do", id)}
 	}
-	if err := r.emit(Event{Type: SubagentError, SubagentRunID: child.ID, Name: id, Value: o.Err.Message, NodeID: n.ID}); err != nil {
+	// Close what the child left open before saying it ended.
+	if err := r.out.closeFrom(mark, child); err != nil {
 		return nil, err
 	}
-	return nil, &Error{Code: ErrCall, Message: fmt.Sprintf("workflow %q failed: %s", id, o.Err.Message)}
+	msg := "the run was cancelled"
+	switch o.Status {
+	case Suspended:
+		msg = fmt.Sprintf("workflow %q waits for the client, which a called workflow cannot do", id)
+	case Failed:
+		msg = o.Err.Message
+		if o.Err.Code == ErrDeadline {
+			msg = "timed out"
+		}
+	}
+	if err := r.emit(Event{Type: SubagentError, SubagentRunID: child.ID, Name: id, Value: msg, NodeID: n.ID}); err != nil {
+		return nil, err
+	}
+	if o.Status == Cancelled {
+		return nil, Errorf(ErrCancelled, "the run was cancelled")
+	}
+	if o.Status == Failed && o.Err.Code == ErrDeadline {
+		return nil, Errorf(ErrTimeout, "workflow %q timed out", id)
+	}
+	return nil, &Error{Code: ErrCall, Message: fmt.Sprintf("workflow %q failed: %s", id, msg)}
 }
 
 // parallel runs every branch of n on its own copy of the context, all at

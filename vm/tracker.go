@@ -44,10 +44,23 @@ func (t *tracker) close(match func(Event) bool) {
 	}
 }
 
+// mark is a point in the open lists that closeFrom closes back to.
+type mark struct{ open, reasoning int }
+
+func (t *tracker) mark() mark {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return mark{len(t.open), len(t.reasoning)}
+}
+
 // closeAll ends, innermost first, every message, tool call and reasoning
 // span left open, then every step the frame has open.
-func (t *tracker) closeAll(f *Frame) error {
-	for len(t.open) > 0 {
+func (t *tracker) closeAll(f *Frame) error { return t.closeFrom(mark{}, f) }
+
+// closeFrom ends what was opened after m, innermost first, then every step
+// f has open.
+func (t *tracker) closeFrom(m mark, f *Frame) error {
+	for len(t.open) > m.open {
 		o := t.open[len(t.open)-1]
 		end := Event{Type: TextEnd, MessageID: o.MessageID, NodeID: o.NodeID, Silent: o.Silent, Hidden: o.Hidden}
 		switch o.Type {
@@ -60,7 +73,7 @@ func (t *tracker) closeAll(f *Frame) error {
 			return err
 		}
 	}
-	for len(t.reasoning) > 0 {
+	for len(t.reasoning) > m.reasoning {
 		if err := t.emit(Event{Type: ReasoningEnd, MessageID: t.reasoning[len(t.reasoning)-1]}); err != nil {
 			return err
 		}

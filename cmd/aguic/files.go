@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/aguic/aguic/lang"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,7 +91,7 @@ func readSources(e *env, files []string) (srcs []compiler.Source, ok bool) {
 			ok = false
 			continue
 		}
-		srcs = append(srcs, compiler.Source{Name: name, Text: text})
+		srcs = append(srcs, compiler.Source{Name: name, Text: lang.Clean(text)})
 	}
 	return srcs, ok
 }

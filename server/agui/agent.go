@@ -1,0 +1,203 @@
+package agui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/aguic/aguic/stdlib/llm"
+	"github.com/aguic/aguic/vm"
+)
+
+// Input is what BuildAgent reads of an AG-UI request (RunAgentInput).
+type Input struct {
+	Messages []Message
+	State    any // the client's state, a JSON tree; nil when the request has none
+	Context  []Context
+	Tools    []Tool
+}
+
+// BuildAgent returns the $agent object of one AG-UI request, as seed 000
+// ("Workflow context values") describes it:
+//
+//   - latestUserMessage: the final message, only when it is a user message
+//     whose content is a string;
+//   - latestToolResult: the final message, only when it is a tool message;
+//     its value holds the content parsed when that is non-empty JSON;
+//   - messages: every message of a stateless request; only the latest one
+//     (a list of one, or an empty list) in a conversation;
+//   - chat: stateless only, the provider-neutral chat history (llm.Message
+//     objects) rebuilt from the messages, without the message exposed as
+//     latestUserMessage;
+//   - state and context and tools: as the request has them, when it has them;
+//   - _hidden.state: a copy of state, the baseline of state sync; absent
+//     when the request has no state.
+//
+// Rebuilding chat fails on a message chat cannot hold: an unsupported role,
+// content that is not a string, a tool message without toolCallId, or an
+// assistant tool call without a name or whose arguments are not a JSON
+// object. The server answers such a request with RUN_ERROR.
+func BuildAgent(in Input, conversation bool) (map[string]any, error) {
+	agent := map[string]any{}
+	msgs := in.Messages
+	var last *Message
+	if len(msgs) > 0 {
+		last = &msgs[len(msgs)-1]
+	}
+	userLatest := last != nil && last.Role == RoleUser && last.Content.IsText()
+	if userLatest {
+		agent["latestUserMessage"] = tree(*last)
+	}
+	if last != nil && last.Role == RoleTool {
+		r := tree(*last).(map[string]any)
+		if last.Content.IsText() {
+			if v, ok := parseJSON(last.Content.Text); ok {
+				r["value"] = v
+			}
+		}
+		agent["latestToolResult"] = r
+	}
+	shown := msgs
+	if conversation && len(msgs) > 1 {
+		shown = msgs[len(msgs)-1:]
+	}
+	list := make([]any, len(shown))
+	for i, m := range shown {
+		list[i] = tree(m)
+	}
+	agent["messages"] = list
+	if !conversation {
+		history := msgs
+		if userLatest {
+			history = msgs[:len(msgs)-1]
+		}
+		chat, err := Chat(history)
+		if err != nil {
+			return nil, err
+		}
+		agent["chat"] = vm.Normalize(llm.ToValue(chat))
+	}
+	if in.State != nil {
+		state := vm.Normalize(in.State)
+		agent["state"] = state
+		agent["_hidden"] = map[string]any{"state": vm.Copy(state)}
+	}
+	if in.Context != nil {
+		agent["context"] = vm.Normalize(in.Context)
+	}
+	if in.Tools != nil {
+		agent["tools"] = vm.Normalize(in.Tools)
+	}
+	return agent, nil
+}
+
+// Chat converts AG-UI messages into provider-neutral chat history by seed
+// 000's rules ("Conversion details"): system stays system and developer
+// becomes system with its name kept; user and tool messages need string
+// content (and a tool message its toolCallId); an assistant message keeps
+// its text and its tool calls, and is skipped when it has neither;
+// reasoning and activity messages are left out. Any other role, and
+// content that is not a string, is an error.
+//
+// An assistant tool call needs a name, and arguments that are a JSON
+// object; empty arguments are read as {} (a client that saw a call without
+// TOOL_CALL_ARGS holds "").
+func Chat(msgs []Message) ([]llm.Message, error) {
+	var out []llm.Message
+	for i, m := range msgs {
+		fail := func(format string, args ...any) error {
+			where := fmt.Sprintf("message %d", i+1)
+			if m.ID != "" {
+				where += fmt.Sprintf(" (id %q)", m.ID)
+			}
+			return fmt.Errorf("%s: %s", where, fmt.Sprintf(format, args...))
+		}
+		text := func() (string, error) {
+			switch {
+			case m.Content == nil:
+				return "", fail("%s message has no content", m.Role)
+			case !m.Content.IsText():
+				return "", fail("%s message content must be a string: multimodal content is not supported in chat history", m.Role)
+			}
+			return m.Content.Text, nil
+		}
+		switch m.Role {
+		case RoleSystem, RoleDeveloper, RoleUser:
+			s, err := text()
+			if err != nil {
+				return nil, err
+			}
+			role := m.Role
+			c := llm.Message{Role: role, Content: s}
+			if role == RoleDeveloper {
+				c.Role, c.Name = llm.RoleSystem, m.Name
+			}
+			out = append(out, c)
+		case RoleTool:
+			s, err := text()
+			if err != nil {
+				return nil, err
+			}
+			if m.ToolCallID == "" {
+				return nil, fail("tool message has no toolCallId")
+			}
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: s, ToolCallID: m.ToolCallID})
+		case RoleAssistant:
+			var s string
+			if m.Content != nil {
+				if !m.Content.IsText() {
+					return nil, fail("assistant message content must be a string")
+				}
+				s = m.Content.Text
+			}
+			c := llm.Message{Role: llm.RoleAssistant, Content: s}
+			for j, tc := range m.ToolCalls {
+				if tc.Function.Name == "" {
+					return nil, fail("tool call %d has no function name", j+1)
+				}
+				args := strings.TrimSpace(tc.Function.Arguments)
+				if args == "" {
+					args = "{}"
+				}
+				var obj map[string]any
+				if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
+					return nil, fail("tool call %d (%s): arguments must be a JSON object as a string, found %q", j+1, tc.Function.Name, tc.Function.Arguments)
+				}
+				c.ToolCalls = append(c.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: args})
+			}
+			if s == "" && len(c.ToolCalls) == 0 {
+				continue
+			}
+			out = append(out, c)
+		case RoleReasoning, RoleActivity:
+		default:
+			return nil, fail("unsupported role %q (want developer, system, user, assistant, tool, reasoning or activity)", m.Role)
+		}
+	}
+	return out, nil
+}
+
+// tree converts a message into the JSON tree the context holds.
+func tree(m Message) any {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return vm.Normalize(map[string]any{"id": m.ID, "role": m.Role})
+	}
+	v, err := decodeAny(data)
+	if err != nil {
+		return nil
+	}
+	return vm.Normalize(v)
+}
+
+// parseJSON parses s when it is non-empty JSON.
+func parseJSON(s string) (any, bool) {
+	if strings.TrimSpace(s) == "" {
+		return nil, false
+	}
+	v, err := decodeAny([]byte(s))
+	if err != nil {
+		return nil, false
+	}
+	return vm.Normalize(v), true
+}

@@ -1,0 +1,21 @@
+// Package agui holds AG-UI 1.0 wire-level message types and the mapping
+// between AG-UI requests and a workflow's context; the server of a later
+// issue builds on it.
+//
+// What goes in: the messages, state, context and tools of a RunAgentInput
+// (Input), and the semantic events of runs (vm.Event). What comes out:
+// BuildAgent turns a request into the $agent object a workflow reads —
+// latestUserMessage, latestToolResult, messages, chat, state, context,
+// tools and _hidden.state — by the rules of seed 000 for stateless and
+// conversation workflows; a Reducer folds a run's events into AG-UI
+// messages and state the way a client does (live) or the way a history
+// replay does.
+//
+// What stays true: Message and its parts marshal back to the JSON they
+// were read from, unknown keys and exact numbers included (known fields in
+// a fixed order, unknown keys after them, sorted); optional fields are
+// omitted when empty and never written as null (a null read is an absent
+// field). The values BuildAgent returns are JSON trees as vm.Normalize
+// makes them, sharing nothing with its input. The package holds no
+// mutable state.
+package agui

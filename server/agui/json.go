@@ -1,0 +1,235 @@
+package agui
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// fields is a JSON object being decoded: take removes each known key, and
+// what is left are the unknown keys a type keeps to write back.
+type fields map[string]json.RawMessage
+
+// readFields decodes data as a JSON object; what names the value in errors.
+func readFields(data []byte, what string) (fields, error) {
+	var f fields
+	if err := json.Unmarshal(data, &f); err != nil || f == nil {
+		return nil, fmt.Errorf("%s must be a JSON object, found %s", what, describeJSON(data))
+	}
+	return f, nil
+}
+
+// take decodes the value of key into dst and removes the key. A missing key
+// or a null leaves dst as it is: optional fields are absent, never null.
+func (f fields) take(key string, dst any) error {
+	raw, ok := f[key]
+	if !ok {
+		return nil
+	}
+	delete(f, key)
+	if isNull(raw) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("%q: %s", key, decodeError(err, raw))
+	}
+	return nil
+}
+
+// takeString is take for a string field, with a plain message for a value
+// of another type.
+func (f fields) takeString(key string, dst *string) error {
+	raw, ok := f[key]
+	if !ok {
+		return nil
+	}
+	delete(f, key)
+	if isNull(raw) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return fmt.Errorf("%q must be a string, found %s", key, describeJSON(raw))
+	}
+	return nil
+}
+
+// takeAny decodes the value of key as any JSON value, numbers kept exact as
+// json.Number so that they marshal back unchanged.
+func (f fields) takeAny(key string) (any, error) {
+	raw, ok := f[key]
+	if !ok {
+		return nil, nil
+	}
+	delete(f, key)
+	if isNull(raw) {
+		return nil, nil
+	}
+	v, err := decodeAny(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", key, err)
+	}
+	return v, nil
+}
+
+// takeRaw removes key and returns its value as written; nil for a missing
+// key or a null.
+func (f fields) takeRaw(key string) json.RawMessage {
+	raw, ok := f[key]
+	if !ok {
+		return nil
+	}
+	delete(f, key)
+	if isNull(raw) {
+		return nil
+	}
+	return raw
+}
+
+// rest returns the keys no take removed, or nil when there are none.
+func (f fields) rest() map[string]json.RawMessage {
+	if len(f) == 0 {
+		return nil
+	}
+	return f
+}
+
+// decodeAny decodes one JSON value with numbers as json.Number.
+func decodeAny(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return v, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// describeJSON names the kind of a JSON value for messages: "a number",
+// "null", "a list"…
+func describeJSON(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a bool"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// decodeError words a decoding error of raw: the type mismatch in plain
+// terms when that is what it is.
+func decodeError(err error, raw []byte) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Sprintf("%s: expected %s, found %s", te.Field, goKind(te.Type.Kind().String()), "a "+te.Value)
+		}
+		return fmt.Sprintf("expected %s, found %s", goKind(te.Type.Kind().String()), describeJSON(raw))
+	}
+	return err.Error()
+}
+
+func goKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "a list"
+	case "struct", "map":
+		return "an object"
+	case "bool":
+		return "a bool"
+	}
+	return "a " + k
+}
+
+// object writes a JSON object field by field, in the order the fields are
+// added, then the unknown keys a value kept, sorted.
+type object struct {
+	buf bytes.Buffer
+	err error
+}
+
+// field writes key with v encoded as JSON (HTML characters unescaped).
+func (o *object) field(key string, v any) {
+	if o.err != nil {
+		return
+	}
+	o.sep()
+	o.encode(key)
+	o.buf.WriteByte(':')
+	o.encode(v)
+}
+
+// raw writes key with a value already encoded.
+func (o *object) raw(key string, v json.RawMessage) {
+	if o.err != nil {
+		return
+	}
+	o.sep()
+	o.encode(key)
+	o.buf.WriteByte(':')
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		o.err = fmt.Errorf("%q: %w", key, err)
+		return
+	}
+	o.buf.Write(b.Bytes())
+}
+
+// extra writes the kept unknown keys, sorted.
+func (o *object) extra(m map[string]json.RawMessage) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		o.raw(k, m[k])
+	}
+}
+
+func (o *object) sep() {
+	if o.buf.Len() == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+}
+
+func (o *object) encode(v any) {
+	enc := json.NewEncoder(&o.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		o.err = err
+		return
+	}
+	o.buf.Truncate(o.buf.Len() - 1) // the newline Encode adds
+}
+
+// bytes returns the finished object.
+func (o *object) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.buf.Len() == 0 {
+		return []byte("{}"), nil
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), nil
+}
