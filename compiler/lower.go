@@ -64,12 +64,12 @@ type jump struct {
 
 // lowerer turns one workflow's flow into graph nodes.
 type lowerer struct {
-	c      *fileCompiler
-	wf     *vm.Workflow
-	nodes  []*vm.Node
+	c       *fileCompiler
+	wf      *vm.Workflow
+	nodes   []*vm.Node
 	labels  map[string]*label
 	jumps   []jump
-	catches map[*vm.Node]string // node → the catch its errors go to
+	catches map[*vm.Node]string  // node → the catch its errors go to
 	orphans map[*lang.Block]bool // duplicate blocks, checked but not wired
 }
 

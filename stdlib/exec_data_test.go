@@ -948,7 +948,7 @@ workflow child {
 	if o.Status != vm.Failed || o.Err.Code != vm.ErrTimeout || o.Err.Message != "call child: the workflow did not finish within 20ms" {
 		t.Fatalf("outcome %+v %v", o, o.Err)
 	}
-	want := "SUBAGENT_STARTED name=child run=sub-f1-1\nSUBAGENT_ERROR name=child run=sub-f1-1 value=the run's deadline passed"
+	want := "SUBAGENT_STARTED name=child run=sub-f1-1\nSUBAGENT_ERROR name=child run=sub-f1-1 value=timed out"
 	if got := strings.TrimSpace(dataEvents(rec)); got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}

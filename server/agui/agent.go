@@ -24,8 +24,10 @@ type Input struct {
 //     whose content is a string;
 //   - latestToolResult: the final message, only when it is a tool message;
 //     its value holds the content parsed when that is non-empty JSON;
-//   - messages: every message of a stateless request; only the latest one
-//     (a list of one, or an empty list) in a conversation;
+//   - messages: every message of a stateless request; in a conversation
+//     only the turn's new input: the latest message, or, when it is a tool
+//     result, every tool result after the last assistant message (a client
+//     that answers several tool calls at once sends them together);
 //   - chat: stateless only, the provider-neutral chat history (llm.Message
 //     objects) rebuilt from the messages, without the message exposed as
 //     latestUserMessage;
@@ -59,7 +61,11 @@ func BuildAgent(in Input, conversation bool) (map[string]any, error) {
 	}
 	shown := msgs
 	if conversation && len(msgs) > 1 {
-		shown = msgs[len(msgs)-1:]
+		start := len(msgs) - 1
+		for start > 0 && msgs[start].Role == RoleTool && msgs[start-1].Role == RoleTool {
+			start--
+		}
+		shown = msgs[start:]
 	}
 	list := make([]any, len(shown))
 	for i, m := range shown {

@@ -166,6 +166,23 @@ func TestBuildAgent(t *testing.T) {
 			}`,
 		},
 		{
+			name: "conversation: the tool results answering one assistant message together",
+			messages: `[
+				{"id":"u1","role":"user","content":"plan"},
+				{"id":"a1","role":"assistant","toolCalls":[
+					{"id":"c1","type":"function","function":{"name":"pick","arguments":"{}"}},
+					{"id":"c2","type":"function","function":{"name":"pick","arguments":"{}"}}]},
+				{"id":"t1","role":"tool","toolCallId":"c1","content":"1"},
+				{"id":"t2","role":"tool","toolCallId":"c2","content":"2"}]`,
+			conversation: true,
+			want: `{
+				"latestToolResult": {"id":"t2","role":"tool","toolCallId":"c2","content":"2","value":2},
+				"messages": [
+					{"id":"t1","role":"tool","toolCallId":"c1","content":"1"},
+					{"id":"t2","role":"tool","toolCallId":"c2","content":"2"}]
+			}`,
+		},
+		{
 			name:         "conversation: no messages",
 			messages:     `[]`,
 			conversation: true,
