@@ -453,7 +453,7 @@ func (c *fileCompiler) checkTemplate(v *vm.Value, want vm.Type, enum []string, w
 		return
 	case vm.TypeBackoff:
 		if literal {
-			if _, _, err := ParseBackoff(text); err != nil {
+			if _, _, err := vm.ParseBackoff(text); err != nil {
 				c.diags.Errorf(v.Span, CodeWrongType, "%s expects a backoff such as \"1s..8s\": %v", what, err)
 			}
 		}
@@ -473,28 +473,6 @@ func quoteAll(words []string) []string {
 		out[i] = fmt.Sprintf("%q", w)
 	}
 	return out
-}
-
-// ParseBackoff reads "first..longest", the first and the longest wait of
-// an exponential backoff.
-func ParseBackoff(s string) (first, longest time.Duration, err error) {
-	a, b, ok := strings.Cut(s, "..")
-	if !ok {
-		return 0, 0, fmt.Errorf("expected first..longest, found %q", s)
-	}
-	if first, err = time.ParseDuration(a); err != nil {
-		return 0, 0, fmt.Errorf("first wait: %v", err)
-	}
-	if longest, err = time.ParseDuration(b); err != nil {
-		return 0, 0, fmt.Errorf("longest wait: %v", err)
-	}
-	if first <= 0 {
-		return 0, 0, fmt.Errorf("the first wait must be positive, found %s", first)
-	}
-	if longest < first {
-		return 0, 0, fmt.Errorf("longest wait %s is shorter than the first %s", longest, first)
-	}
-	return first, longest, nil
 }
 
 // typeFits reports whether an expression of type t may be used where want

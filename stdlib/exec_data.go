@@ -377,7 +377,7 @@ func keyRetry(c *vm.Call) (retryPolicy, error) {
 		return b, err
 	}
 	if s != "" {
-		if b.first, b.longest, err = parseBackoffText(s); err != nil {
+		if b.first, b.longest, err = vm.ParseBackoff(s); err != nil {
 			return b, vm.Errorf(vm.ErrNode, "%s: backoff: %v", c.Spec.Name, err)
 		}
 	}
@@ -398,25 +398,6 @@ func descValue(v any) string {
 type retryPolicy struct {
 	retries        int           // tries after the first
 	first, longest time.Duration // the first wait, doubling up to the longest
-}
-
-// parseBackoffText reads "first..longest", the first and the longest wait of
-// an exponential backoff.
-func parseBackoffText(s string) (first, longest time.Duration, err error) {
-	a, b, ok := strings.Cut(s, "..")
-	if !ok {
-		return 0, 0, fmt.Errorf("expected first..longest such as \"1s..8s\", found %q", s)
-	}
-	if first, err = time.ParseDuration(strings.TrimSpace(a)); err != nil || first < 0 {
-		return 0, 0, fmt.Errorf("first wait: expected a duration such as \"1s\", found %q", a)
-	}
-	if longest, err = time.ParseDuration(strings.TrimSpace(b)); err != nil || longest < 0 {
-		return 0, 0, fmt.Errorf("longest wait: expected a duration such as \"8s\", found %q", b)
-	}
-	if longest < first {
-		return 0, 0, fmt.Errorf("longest wait %s is shorter than the first %s", longest, first)
-	}
-	return first, longest, nil
 }
 
 // delay is the wait before retry n (1 for the first retry): first doubled

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 )
@@ -406,46 +404,6 @@ func resumeInterrupt(c *vm.Call) (vm.Step, error) {
 	c.SetState(nil)
 	e := answers[st.Interrupts[0].ID]
 	return vm.Step{Result: map[string]any{"status": e.Status, "payload": vm.Normalize(e.Payload)}}, nil
-}
-
-// compileSchema compiles a JSON Schema (draft 2020-12 unless it names
-// another) that may not load anything: a $ref must stay inside it.
-func compileSchema(schema any) (*jsonschema.Schema, error) {
-	const url = "mem:///response_schema.json"
-	comp := jsonschema.NewCompiler()
-	comp.DefaultDraft(jsonschema.Draft2020)
-	comp.UseLoader(noLoader{})
-	if err := comp.AddResource(url, vm.Normalize(schema)); err != nil {
-		return nil, err
-	}
-	return comp.Compile(url)
-}
-
-// noLoader refuses to load schemas from files or the network.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("loading %s is not allowed", url)
-}
-
-// schemaError renders a jsonschema error on one line: each failing
-// location with its reason.
-func schemaError(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return err.Error()
-	}
-	lines := strings.Split(ve.Error(), "\n")
-	var parts []string
-	for _, l := range lines[1:] {
-		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "- ")); l != "" {
-			parts = append(parts, l)
-		}
-	}
-	if len(parts) == 0 {
-		return lines[0]
-	}
-	return strings.Join(parts, "; ")
 }
 
 // The helpers the message kinds share.

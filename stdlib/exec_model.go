@@ -138,16 +138,16 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 	}
 	m.first, m.longest = time.Second, 8*time.Second
 	if s := k.text("backoff"); s != "" && k.err == nil {
-		first, longest, err := parseModelBackoff(s)
+		first, longest, err := vm.ParseBackoff(s)
 		if err != nil {
 			k.fail("%v", err)
 		}
 		m.first, m.longest = first, longest
 	}
 	if v := k.value("output_schema"); v != nil && k.err == nil {
-		sch, err := compileModelSchema(v)
+		sch, err := compileSchema(v)
 		if err != nil {
-			k.fail("output_schema is not a valid JSON Schema: %s", modelSchemaError(err))
+			k.fail("output_schema is not a valid JSON Schema: %s", schemaError(err))
 		}
 		m.schema, m.req.Schema = sch, v
 	}
@@ -448,7 +448,7 @@ func (m *modelRun) finish(text string) (vm.Step, error) {
 			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model's reply is not the JSON output_schema asks for: %v", err)
 		}
 		if err := m.schema.Validate(v); err != nil {
-			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model's reply does not match output_schema: %s", modelSchemaError(err))
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model's reply does not match output_schema: %s", schemaError(err))
 		}
 		res["value"] = v
 	}
@@ -489,7 +489,7 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 		return "", err
 	}
 	if err := sch.Validate(args); err != nil {
-		return "error: invalid arguments: " + modelSchemaError(err), nil
+		return "error: invalid arguments: " + schemaError(err), nil
 	}
 	out, err := m.c.RunTool(ctx, t, args)
 	if err != nil {
@@ -517,9 +517,9 @@ func (m *modelRun) paramSchema(name string) (*jsonschema.Schema, error) {
 	if s := m.compiled[name]; s != nil {
 		return s, nil
 	}
-	s, err := compileModelSchema(m.params[name])
+	s, err := compileSchema(m.params[name])
 	if err != nil {
-		return nil, vm.Errorf(vm.ErrNode, "tool %q: parameters is not a valid JSON Schema: %s", name, modelSchemaError(err))
+		return nil, vm.Errorf(vm.ErrNode, "tool %q: parameters is not a valid JSON Schema: %s", name, schemaError(err))
 	}
 	m.compiled[name] = s
 	return s, nil
@@ -892,68 +892,6 @@ func decodeModelJSON(s string) (any, error) {
 		return nil, errors.New("text follows the JSON value")
 	}
 	return vm.Normalize(v), nil
-}
-
-// compileModelSchema compiles a JSON Schema given as a value. References
-// to other documents are refused: a schema may come from the client.
-func compileModelSchema(doc any) (*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.UseLoader(modelNoLoader{})
-	const url = "mem:///schema.json"
-	if err := c.AddResource(url, vm.Normalize(doc)); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// modelNoLoader refuses to load schema documents.
-type modelNoLoader struct{}
-
-func (modelNoLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("cannot load %s: a schema may not refer to other documents", url)
-}
-
-// modelSchemaError renders a schema error as one line: each failing
-// place as "at /path: what is wrong".
-func modelSchemaError(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return strings.ReplaceAll(err.Error(), "\n", " ")
-	}
-	var msgs []string
-	var walk func(u jsonschema.OutputUnit)
-	walk = func(u jsonschema.OutputUnit) {
-		if len(u.Errors) == 0 && u.Error != nil {
-			loc := u.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			msgs = append(msgs, fmt.Sprintf("at %s: %s", loc, u.Error))
-		}
-		for _, e := range u.Errors {
-			walk(e)
-		}
-	}
-	walk(*ve.DetailedOutput())
-	if len(msgs) == 0 {
-		return strings.ReplaceAll(err.Error(), "\n", " ")
-	}
-	return strings.Join(msgs, "; ")
-}
-
-// parseModelBackoff reads "first..longest".
-func parseModelBackoff(s string) (first, longest time.Duration, err error) {
-	a, b, ok := strings.Cut(s, "..")
-	if ok {
-		first, err = time.ParseDuration(strings.TrimSpace(a))
-		if err == nil {
-			longest, err = time.ParseDuration(strings.TrimSpace(b))
-		}
-	}
-	if !ok || err != nil || first <= 0 || longest < first {
-		return 0, 0, fmt.Errorf("backoff must be \"first..longest\" with two durations, the longer last, such as \"1s..8s\", found %q", s)
-	}
-	return first, longest, nil
 }
 
 // modelKeys evaluates the keys of a model node, keeping the first error.

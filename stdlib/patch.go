@@ -31,7 +31,7 @@ type syncPlan struct {
 // shared with the plan; base, which the plan's Base replaces, may be.
 func diffSync(base, cur any, had, snapshotsOnly bool) (syncPlan, error) {
 	if !had || snapshotsOnly || rootReplaced(base, cur) {
-		if had && sameJSON(base, cur) {
+		if had && vm.Same(base, cur) {
 			return syncPlan{}, nil
 		}
 		return syncPlan{Changed: true, Snapshot: true, Base: vm.Copy(cur)}, nil
@@ -154,7 +154,7 @@ func pruned(a, b any) prune {
 	ma, ok1 := a.(map[string]any)
 	mb, ok2 := b.(map[string]any)
 	if !ok1 || !ok2 {
-		return prune{a: forDiff(a), b: forDiff(b), merged: vm.Copy(b), changed: !sameJSON(a, b)}
+		return prune{a: forDiff(a), b: forDiff(b), merged: vm.Copy(b), changed: !vm.Same(a, b)}
 	}
 	d := prune{merged: make(map[string]any, len(mb))}
 	pa, pb, merged := map[string]any{}, map[string]any{}, d.merged.(map[string]any)
@@ -163,7 +163,7 @@ func pruned(a, b any) prune {
 		switch {
 		case !ok:
 			pb[k], merged[k], d.changed = forDiff(vb), vm.Copy(vb), true
-		case sameJSON(va, vb):
+		case vm.Same(va, vb):
 			merged[k] = va
 		default:
 			sub := pruned(va, vb)
@@ -199,60 +199,6 @@ func forDiff(v any) any {
 		return out
 	}
 	return v
-}
-
-// sameJSON reports whether two normalized values are the same JSON value.
-func sameJSON(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !sameJSON(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameJSON(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case nil:
-		return b == nil
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case int:
-		switch y := b.(type) {
-		case int:
-			return x == y
-		case float64:
-			return float64(x) == y
-		}
-		return false
-	case float64:
-		switch y := b.(type) {
-		case int:
-			return x == float64(y)
-		case float64:
-			return x == y
-		}
-		return false
-	}
-	return vm.Equal(a, b)
 }
 
 // patchOps checks that v is a list of RFC 6902 operations and returns them

@@ -34,12 +34,12 @@ func encode(t testing.TB, v any) string {
 func checkPlan(t testing.TB, base, cur any, plan syncPlan) {
 	t.Helper()
 	if !plan.Changed {
-		if !sameJSON(base, cur) {
+		if !vm.Same(base, cur) {
 			t.Fatalf("no change planned from %s to %s", encode(t, base), encode(t, cur))
 		}
 		return
 	}
-	if !sameJSON(plan.Base, cur) {
+	if !vm.Same(plan.Base, cur) {
 		t.Fatalf("new baseline %s, want %s", encode(t, plan.Base), encode(t, cur))
 	}
 	if plan.Snapshot {
@@ -49,7 +49,7 @@ func checkPlan(t testing.TB, base, cur any, plan syncPlan) {
 	if err != nil {
 		t.Fatalf("apply %s to %s: %v", encode(t, plan.Patch), encode(t, base), err)
 	}
-	if !sameJSON(got, cur) {
+	if !vm.Same(got, cur) {
 		t.Fatalf("%s applied to %s gives %s, want %s", encode(t, plan.Patch), encode(t, base), encode(t, got), encode(t, cur))
 	}
 	if l, _ := jsonLen(cur); l <= len(encode(t, plan.Patch)) {
@@ -186,36 +186,8 @@ func TestSameJSON(t *testing.T) {
 		{map[string]any{"a": []any{true}}, map[string]any{"a": []any{true}}, true},
 	}
 	for _, tt := range tests {
-		if got := sameJSON(tt.a, tt.b); got != tt.want {
-			t.Errorf("sameJSON(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
-func TestParseBackoff(t *testing.T) {
-	tests := []struct {
-		in             string
-		first, longest time.Duration
-		err            string
-	}{
-		{in: "1s..8s", first: time.Second, longest: 8 * time.Second},
-		{in: "0s..0s"},
-		{in: "250ms..1m", first: 250 * time.Millisecond, longest: time.Minute},
-		{in: "1s", err: `expected first..longest such as "1s..8s", found "1s"`},
-		{in: "x..1s", err: `first wait: expected a duration such as "1s", found "x"`},
-		{in: "1s..", err: `longest wait: expected a duration such as "8s", found ""`},
-		{in: "8s..1s", err: "longest wait 1s is shorter than the first 8s"},
-	}
-	for _, tt := range tests {
-		first, longest, err := parseBackoffText(tt.in)
-		if tt.err != "" {
-			if err == nil || err.Error() != tt.err {
-				t.Errorf("parseBackoffText(%q) error %v, want %s", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || first != tt.first || longest != tt.longest {
-			t.Errorf("parseBackoffText(%q) = %s, %s, %v", tt.in, first, longest, err)
+		if got := vm.Same(tt.a, tt.b); got != tt.want {
+			t.Errorf("Same(%v, %v) = %v, want %v", tt.a, tt.b, got, tt.want)
 		}
 	}
 }

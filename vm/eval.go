@@ -97,6 +97,10 @@ func (r *runner) cond(v *Value) (bool, error) {
 	return false, &Error{Code: ErrExpr, Message: fmt.Sprintf("%s: a condition must be boolean, found a %s", v.Source, kindOf(Normalize(out))), Span: v.Span}
 }
 
+// Same reports whether two values already normalized (see Normalize) are
+// the same JSON value; numbers compare by value, 1 and 1.0 alike.
+func Same(a, b any) bool { return equal(a, b) }
+
 // equal reports whether two normalized values are the same JSON value.
 func equal(a, b any) bool {
 	switch x := a.(type) {
@@ -123,6 +127,22 @@ func equal(a, b any) bool {
 			}
 		}
 		return true
+	case int:
+		switch y := b.(type) {
+		case int:
+			return x == y
+		case float64:
+			return float64(x) == y
+		}
+		return false
+	case float64:
+		switch y := b.(type) {
+		case int:
+			return x == float64(y)
+		case float64:
+			return x == y
+		}
+		return false
 	}
 	return reflect.DeepEqual(a, b)
 }
