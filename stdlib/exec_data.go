@@ -79,7 +79,7 @@ type statePaths struct {
 
 // execStateSync brings the client's state from the baseline to $agent.state.
 func execStateSync(c *vm.Call, p statePaths) error {
-	only, err := keyBool(c, "snapshots_only")
+	only, err := boolKey(c, "snapshots_only")
 	if err != nil {
 		return err
 	}
@@ -199,9 +199,9 @@ func activityHead(c *vm.Call) (id, typ string, err error) {
 	}
 	id, ok := v.(string)
 	if !ok || id == "" {
-		return "", "", vm.Errorf(vm.ErrNode, "%s: the activity id must be a non-empty string, found %s", what, descValue(v))
+		return "", "", vm.Errorf(vm.ErrNode, "%s: the activity id must be a non-empty string, found %s", what, describeValue(v))
 	}
-	typ, err = keyString(c, "type")
+	typ, _, err = stringKey(c, "type")
 	if err != nil {
 		return "", "", err
 	}
@@ -226,11 +226,11 @@ func execActivitySync(c *vm.Call) error {
 		return err
 	}
 	content = vm.Normalize(content)
-	replace, err := keyBool(c, "replace")
+	replace, err := boolKey(c, "replace")
 	if err != nil {
 		return err
 	}
-	only, err := keyBool(c, "snapshots_only")
+	only, err := boolKey(c, "snapshots_only")
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func execActivitySnapshot(c *vm.Call) error {
 		return err
 	}
 	content = vm.Normalize(content)
-	replace, err := keyBool(c, "replace")
+	replace, err := boolKey(c, "replace")
 	if err != nil {
 		return err
 	}
@@ -316,50 +316,24 @@ func execActivityDelta(c *vm.Call) error {
 
 // Keys.
 
-func keyBool(c *vm.Call, name string) (bool, error) {
-	v, _, err := c.Key(name)
-	if err != nil {
-		return false, err
-	}
-	switch b := v.(type) {
-	case nil:
-		return false, nil
-	case bool:
-		return b, nil
-	}
-	return false, vm.Errorf(vm.ErrNode, "%s: %s must be a bool, found %s", c.Spec.Name, name, descValue(v))
-}
 
-func keyString(c *vm.Call, name string) (string, error) {
-	v, _, err := c.Key(name)
-	if err != nil {
-		return "", err
-	}
-	switch s := v.(type) {
-	case nil:
-		return "", nil
-	case string:
-		return s, nil
-	}
-	return "", vm.Errorf(vm.ErrNode, "%s: %s must be a string, found %s", c.Spec.Name, name, descValue(v))
-}
 
 // keyDuration reads a positive duration; 0 when the key and its default
 // are absent.
-func keyDuration(c *vm.Call, name string) (time.Duration, error) {
-	s, err := keyString(c, name)
+func durationKey(c *vm.Call, name string) (time.Duration, error) {
+	s, _, err := stringKey(c, name)
 	if err != nil || s == "" {
 		return 0, err
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return 0, vm.Errorf(vm.ErrNode, "%s: %s expects a positive duration such as \"20s\", found %q", c.Spec.Name, name, s)
+		return 0, vm.Errorf(vm.ErrNode, "%s expects a positive duration such as \"20s\", found %q", name, s)
 	}
 	return d, nil
 }
 
-// keyRetry reads retry and backoff.
-func keyRetry(c *vm.Call) (retryPolicy, error) {
+// retryPolicyOf reads the retry and backoff keys.
+func retryPolicyOf(c *vm.Call) (retryPolicy, error) {
 	var b retryPolicy
 	v, _, err := c.Key("retry")
 	if err != nil {
@@ -368,29 +342,22 @@ func keyRetry(c *vm.Call) (retryPolicy, error) {
 	if v != nil {
 		n, err := intArg(c.Spec.Name, "retry", v)
 		if err != nil || n < 0 {
-			return b, vm.Errorf(vm.ErrNode, "%s: retry must be a whole number of at least 0, found %s", c.Spec.Name, descValue(v))
+			return b, vm.Errorf(vm.ErrNode, "retry must be a whole number of at least 0, found %s", describeValue(v))
 		}
 		b.retries = n
 	}
-	s, err := keyString(c, "backoff")
+	s, _, err := stringKey(c, "backoff")
 	if err != nil {
 		return b, err
 	}
 	if s != "" {
 		if b.first, b.longest, err = vm.ParseBackoff(s); err != nil {
-			return b, vm.Errorf(vm.ErrNode, "%s: backoff: %v", c.Spec.Name, err)
+			return b, vm.Errorf(vm.ErrNode, "backoff: %v", err)
 		}
 	}
 	return b, nil
 }
 
-// descValue names a value for an error message.
-func descValue(v any) string {
-	if s, ok := v.(string); ok {
-		return fmt.Sprintf("%q", s)
-	}
-	return describe(v)
-}
 
 // Retries.
 
@@ -487,7 +454,7 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 	}
 	raw, ok := v.(string)
 	if !ok {
-		return nil, vm.Errorf(vm.ErrNode, "http %s: the url must be a string, found %s", r.method, descValue(v))
+		return nil, vm.Errorf(vm.ErrNode, "http %s: the url must be a string, found %s", r.method, describeValue(v))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -501,7 +468,7 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 	if v != nil {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, vm.Errorf(vm.ErrNode, "http %s: headers must be an object of strings, found %s", r.where, descValue(v))
+			return nil, vm.Errorf(vm.ErrNode, "http %s: headers must be an object of strings, found %s", r.where, describeValue(v))
 		}
 		for name, hv := range m {
 			switch hv := hv.(type) {
@@ -511,7 +478,7 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 			case bool, int, float64:
 				r.header.Set(name, vm.Text(hv))
 			default:
-				return nil, vm.Errorf(vm.ErrNode, "http %s: header %q must be a string, found %s", r.where, name, descValue(hv))
+				return nil, vm.Errorf(vm.ErrNode, "http %s: header %q must be a string, found %s", r.where, name, describeValue(hv))
 			}
 		}
 	}
@@ -531,10 +498,10 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 			r.header.Set("Content-Type", contentType)
 		}
 	}
-	if r.timeout, err = keyDuration(c, "timeout"); err != nil {
+	if r.timeout, err = durationKey(c, "timeout"); err != nil {
 		return nil, err
 	}
-	if r.retry, err = keyRetry(c); err != nil {
+	if r.retry, err = retryPolicyOf(c); err != nil {
 		return nil, err
 	}
 	if v, _, err = c.Key("allow_status"); err != nil {
@@ -543,13 +510,13 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 	if v != nil {
 		list, ok := v.([]any)
 		if !ok {
-			return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must be a list of status codes, found %s", r.where, descValue(v))
+			return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must be a list of status codes, found %s", r.where, describeValue(v))
 		}
 		r.allow = make(map[int]bool, len(list))
 		for _, s := range list {
 			code, err := intArg("http", "status", s)
 			if err != nil || code < 100 || code > 999 {
-				return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must hold status codes such as 404, found %s", r.where, descValue(s))
+				return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must hold status codes such as 404, found %s", r.where, describeValue(s))
 			}
 			r.allow[code] = true
 		}
@@ -725,17 +692,17 @@ func execCall(ctx context.Context, c *vm.Call) (any, error) {
 	}
 	id, ok := v.(string)
 	if !ok || id == "" {
-		return nil, vm.Errorf(vm.ErrNode, "call: expected a workflow id, found %s", descValue(v))
+		return nil, vm.Errorf(vm.ErrNode, "call: expected a workflow id, found %s", describeValue(v))
 	}
 	input, _, err := c.Key("input")
 	if err != nil {
 		return nil, err
 	}
-	timeout, err := keyDuration(c, "timeout")
+	timeout, err := durationKey(c, "timeout")
 	if err != nil {
 		return nil, err
 	}
-	b, err := keyRetry(c)
+	b, err := retryPolicyOf(c)
 	if err != nil {
 		return nil, err
 	}

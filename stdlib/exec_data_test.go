@@ -713,14 +713,14 @@ func TestHTTP(t *testing.T) {
 			flow:    `http GET "<<$input.url>>" { headers = {"X-List": [1]} } -> $r`,
 			handler: echoHandler,
 			tries:   -1,
-			wantErr: `node: http GET <url>: header "X-List" must be a string, found list`,
+			wantErr: `node: http GET <url>: header "X-List" must be a string, found a list`,
 		},
 		{
 			name:    "a bad timeout",
 			flow:    `http GET "<<$input.url>>" { timeout = $input.url } -> $r`,
 			handler: echoHandler,
 			tries:   -1,
-			wantErr: `node: http: timeout expects a positive duration such as "20s", found "<url>"`,
+			wantErr: `node: timeout expects a positive duration such as "20s", found "<url>"`,
 		},
 	}
 	for _, tt := range tests {

@@ -613,9 +613,13 @@ func objectKey(c *vm.Call, name string) (map[string]any, error) {
 	return m, nil
 }
 
-// describeValue names a value's type with its article: "a list", "an
+// describeValue names a value for an error message: a string as itself,
+// quoted; anything else by its type with its article: "a list", "an
 // object", "null".
 func describeValue(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
 	name := typeName(vm.Normalize(v))
 	switch name {
 	case "nil":

@@ -261,7 +261,7 @@ func TestSay(t *testing.T) {
 func TestSayErrors(t *testing.T) {
 	tests := []struct{ name, flow, want string }{
 		{"computed role", `say "x" { role = "<<'bot'>>" }`, `role must be "assistant", "user" or "system", found "bot"`},
-		{"computed flag", `say "x" { silent = "<<'yes'>>" }`, `silent must be true or false, found a string`},
+		{"computed flag", `say "x" { silent = "<<'yes'>>" }`, `silent must be true or false, found "yes"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -421,7 +421,7 @@ func TestBackendToolContent(t *testing.T) {
 func TestBackendToolChatNotAList(t *testing.T) {
 	m := vmtest.Machine(t, "wf 1\nworkflow w {\n flow {\n backend_tool \"t\" { result = 1 }\n }\n}\n", stdlib.Options{})
 	_, o, _ := vmtest.Run(t, m, "w", map[string]any{"input": map[string]any{"chat": "oops"}})
-	if o.Status != vm.Failed || o.Err.Message != "chat history $input.chat must be a list, found a string" {
+	if o.Status != vm.Failed || o.Err.Message != "chat history $input.chat must be a list, found \"oops\"" {
 		t.Fatalf("outcome %s", msgOutcome(o))
 	}
 }
