@@ -316,8 +316,6 @@ func execActivityDelta(c *vm.Call) error {
 
 // Keys.
 
-
-
 // keyDuration reads a positive duration; 0 when the key and its default
 // are absent.
 func durationKey(c *vm.Call, name string) (time.Duration, error) {
@@ -357,7 +355,6 @@ func retryPolicyOf(c *vm.Call) (retryPolicy, error) {
 	}
 	return b, nil
 }
-
 
 // Retries.
 
