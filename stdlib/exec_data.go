@@ -316,7 +316,7 @@ func execActivityDelta(c *vm.Call) error {
 
 // Keys.
 
-// keyDuration reads a positive duration; 0 when the key and its default
+// durationKey reads a positive duration; 0 when the key and its default
 // are absent.
 func durationKey(c *vm.Call, name string) (time.Duration, error) {
 	s, _, err := stringKey(c, name)
