@@ -1,0 +1,178 @@
+// Package store is where conversations live between requests: the Store
+// interface that every backend implements, and the types it stores.
+//
+// A Store keeps, for each thread (scope, workflow, thread id): its
+// checkpoint (the serialized vm.Frame and the hash of the workflow source it
+// runs on), an append-only event log with gap-free sequence numbers, its
+// runs, and a lease that lets one run at a time write to it. It also keeps
+// workflow sources by content hash, so a suspended conversation resumes on
+// its own version after the file changed.
+//
+// What stays true, for every implementation (the storetest package checks
+// it): sequence numbers of a thread start at 1 and never skip or repeat;
+// a commit writes its checkpoint, events and run in one transaction; only
+// the holder of a thread's current lease can commit to it, and a lease
+// taken over after it expired fences out its former holder; everything
+// committed is there after Close and reopen.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// The errors a Store returns; wrap-compatible with errors.Is.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrBusy      = errors.New("another run holds the thread") // Acquire: the lease is held
+	ErrLeaseLost = errors.New("the lease is no longer held")  // Commit, Renew, Release: fenced out
+	ErrConflict  = errors.New("the thread changed since it was read")
+	ErrExpired   = errors.New("the events before this cursor were removed")
+)
+
+// Key names a thread. Scope separates tenants: one scope can never read or
+// write another's threads.
+type Key struct {
+	Scope    string `json:"scope"`
+	Workflow string `json:"workflow"`
+	Thread   string `json:"thread"`
+}
+
+// Status is where a thread or a run stands.
+type Status string
+
+// The statuses.
+const (
+	Running   Status = "running"   // a run is executing
+	Suspended Status = "suspended" // waiting for the client
+	Finished  Status = "finished"  // the flow ended
+	Failed    Status = "failed"    // the last run failed
+	Cancelled Status = "cancelled" // the last run was cancelled
+)
+
+// Thread is a thread's checkpoint and bookkeeping.
+type Thread struct {
+	Key
+	Status   Status    `json:"status"`
+	Hash     string    `json:"hash"`           // the workflow source the frame runs on
+	Frame    []byte    `json:"frame"`          // the serialized vm.Frame
+	Wait     []byte    `json:"wait,omitempty"` // JSON of what a suspended run waits for
+	RunID    string    `json:"runId"`          // the run that wrote the checkpoint
+	LastSeq  uint64    `json:"lastSeq"`        // the sequence number of the last event
+	FirstSeq uint64    `json:"firstSeq"`       // the oldest event still kept (retention)
+	Version  uint64    `json:"version"`        // increments with every commit
+	Created  time.Time `json:"created"`
+	Updated  time.Time `json:"updated"`
+}
+
+// Event is one stored event of a thread's log.
+type Event struct {
+	Seq    uint64    `json:"seq"`
+	RunID  string    `json:"runId"`
+	Time   time.Time `json:"time"`
+	Silent bool      `json:"silent,omitempty"` // stored, not sent live
+	Hidden bool      `json:"hidden,omitempty"` // never replayed
+	Data   []byte    `json:"data"`             // the event, JSON
+}
+
+// Run is one execution of a thread's workflow.
+type Run struct {
+	ID       string    `json:"id"`
+	Key      Key       `json:"key"`
+	Status   Status    `json:"status"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitzero"`
+	Outcome  []byte    `json:"outcome,omitempty"` // JSON of the vm.Outcome
+	Error    string    `json:"error,omitempty"`
+}
+
+// Lease is the right to run on a thread, until Expires. Token fences: a
+// commit carries it, and a store refuses a token older than the thread's.
+type Lease struct {
+	Key     Key       `json:"key"`
+	Owner   string    `json:"owner"`
+	Token   uint64    `json:"token"`
+	Expires time.Time `json:"expires"`
+}
+
+// Commit is what a run writes at a node boundary, all at once.
+type Commit struct {
+	// Checkpoint replaces the thread's checkpoint when not nil: Status,
+	// Hash, Frame, Wait and RunID are taken from it.
+	Checkpoint *Thread
+	// Events are appended in order; the store assigns their Seq.
+	Events []Event
+	// Hide marks these earlier events of the thread hidden.
+	Hide []uint64
+	// Run creates or replaces the run record when not nil.
+	Run *Run
+	// Expect, when not zero, is the thread's Version the commit is based
+	// on: a different one fails with ErrConflict (compare-and-set).
+	Expect uint64
+}
+
+// Page asks for a slice of a listing: after a cursor, at most Limit items.
+type Page struct {
+	After string // "" for the first page
+	Limit int    // 0 means 100
+}
+
+// Retention says what a store may forget.
+type Retention struct {
+	MaxEvents   int           // per thread; older events are removed (0: keep all)
+	FinishedTTL time.Duration // finished, failed or cancelled threads idle this long are deleted (0: keep)
+}
+
+// Store keeps threads, their event logs, runs, leases and workflow
+// sources. Implementations are safe for concurrent use.
+type Store interface {
+	// PutSource stores a workflow source under its hash; storing a hash
+	// again is a no-op.
+	PutSource(ctx context.Context, hash string, src []byte) error
+	// Source returns the source stored under hash, or ErrNotFound.
+	Source(ctx context.Context, hash string) ([]byte, error)
+
+	// Acquire takes the thread's lease for owner until now+ttl, creating
+	// the thread when it does not exist. It fails with ErrBusy while
+	// another owner's lease is unexpired.
+	Acquire(ctx context.Context, key Key, owner string, ttl time.Duration) (Lease, error)
+	// Renew extends a lease still held; ErrLeaseLost when it is not.
+	Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
+	// Release gives the lease up; ErrLeaseLost when it was not held.
+	Release(ctx context.Context, l Lease) error
+
+	// Commit writes c to the lease's thread in one transaction and
+	// returns the thread as it is after it. ErrLeaseLost when the lease
+	// is not the thread's current one; ErrConflict when c.Expect differs.
+	Commit(ctx context.Context, l Lease, c Commit) (Thread, error)
+
+	// Thread returns a thread, or ErrNotFound.
+	Thread(ctx context.Context, key Key) (Thread, error)
+	// Threads lists a scope's threads (all workflows when workflow is
+	// ""), ordered by workflow and thread id, from a cursor; next is ""
+	// on the last page.
+	Threads(ctx context.Context, scope, workflow string, p Page) (threads []Thread, next string, err error)
+	// DeleteThread removes a thread, its events and its runs.
+	DeleteThread(ctx context.Context, key Key) error
+
+	// Events returns up to limit events with Seq > after, in order.
+	// ErrExpired when after is before the oldest event kept; ErrNotFound
+	// when the thread does not exist.
+	Events(ctx context.Context, key Key, after uint64, limit int) ([]Event, error)
+	// LastEvents returns the thread's last n events, in order.
+	LastEvents(ctx context.Context, key Key, n int) ([]Event, error)
+
+	// Run returns a run by id, or ErrNotFound.
+	Run(ctx context.Context, id string) (Run, error)
+	// Runs lists the runs with the given status, across all scopes (used
+	// at start-up to recover runs a crash left running).
+	Runs(ctx context.Context, status Status, p Page) (runs []Run, next string, err error)
+
+	// Sweep applies the retention policy as of now and returns how many
+	// events and threads it removed.
+	Sweep(ctx context.Context, r Retention, now time.Time) (events, threads int, err error)
+
+	// Close releases the store's resources. Everything committed stays.
+	Close() error
+}
