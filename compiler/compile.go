@@ -11,8 +11,6 @@
 package compiler
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"runtime"
 	"slices"
 	"sort"
@@ -115,10 +113,18 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	})
 
 	var all diag.List
-	prog := &vm.Program{}
+	cleaned := make([]Source, len(parsed))
+	for i, fc := range parsed {
+		cleaned[i] = Source{Name: srcs[i].Name, Text: fc.src}
+	}
+	_, hash := Bundle(cleaned)
+	prog := &vm.Program{Hash: hash}
 	var calls []callRef
 	for _, fc := range parsed {
 		all = append(all, fc.diags...)
+		for _, w := range fc.workflows {
+			w.Hash = hash
+		}
 		prog.Workflows = append(prog.Workflows, fc.workflows...)
 		calls = append(calls, fc.calls...)
 	}
@@ -271,8 +277,6 @@ type fileCompiler struct {
 }
 
 func (c *fileCompiler) compile() {
-	sum := sha256.Sum256(c.src)
-	hash := hex.EncodeToString(sum[:])
 	for _, w := range c.ast.Workflows {
 		calls := len(c.calls)
 		wf := c.workflow(w)
@@ -281,7 +285,6 @@ func (c *fileCompiler) compile() {
 			c.calls = c.calls[:calls]
 			continue
 		}
-		wf.Hash = hash
 		c.workflows = append(c.workflows, wf)
 	}
 }

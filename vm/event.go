@@ -73,6 +73,16 @@ type Sink interface {
 	Emit(Event) error
 }
 
+// Checkpointer is a Sink that also saves the run: the interpreter calls
+// Checkpoint between every two nodes of the main flow with the frame as it
+// stands there, after the events of the node before. A store writes the
+// frame and those events in one transaction, so a run that crashes resumes
+// from its last node boundary. An error fails the run.
+type Checkpointer interface {
+	Sink
+	Checkpoint(*Frame) error
+}
+
 // SinkFunc adapts a function to a Sink.
 type SinkFunc func(Event) error
 

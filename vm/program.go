@@ -11,6 +11,7 @@ import (
 // Program is every workflow compiled from one set of source files.
 type Program struct {
 	Workflows []*Workflow // sorted by id
+	Hash      string      // the version: the hash of the bundle of its sources
 }
 
 // Workflow returns the workflow with the given id, or nil.
@@ -37,7 +38,7 @@ type Workflow struct {
 	Description  string
 	Conversation bool
 	Span         diag.Span // the whole workflow block
-	Hash         string    // hex SHA-256 of the source file the workflow came from
+	Hash         string    // the program's version (Program.Hash)
 	Entry        string    // id of the first node; "" for an empty flow
 	Nodes        []*Node   // in source order
 	Tools        []*Tool   // backend tools, in source order

@@ -77,6 +77,13 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 		max = DefaultMaxVisits
 	}
 	r := &runner{m: m, wf: w, frame: f, max: max, visits: new(atomic.Int64), out: &tracker{sink: sink}}
+	if cp, ok := sink.(Checkpointer); ok {
+		r.checkpoint = func(f *Frame) error {
+			r.out.mu.Lock()
+			defer r.out.mu.Unlock()
+			return cp.Checkpoint(f)
+		}
+	}
 	f.Visits = 0
 	if f.Ended {
 		f.Ended, f.Node, f.Output = false, w.Entry, nil
@@ -118,6 +125,10 @@ type runner struct {
 	env    map[string]any
 	vm     exprvm.VM
 	caught *Error // the error a catch node binds
+
+	// checkpoint saves the frame between two nodes of the main flow; nil
+	// for parallel branches, called workflows and sinks that do not save.
+	checkpoint func(*Frame) error
 }
 
 // loop runs nodes from frame.Node until the flow ends, the run suspends or
@@ -174,6 +185,11 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			return Outcome{Status: Finished, Result: f.Output}
 		default:
 			f.Node = next
+			if r.checkpoint != nil {
+				if err := r.checkpoint(f); err != nil {
+					return failed(&Error{Code: ErrInternal, Message: "saving the checkpoint failed: " + err.Error(), NodeID: n.ID, Span: n.Span})
+				}
+			}
 		}
 	}
 }
