@@ -1,0 +1,116 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aguic/aguic/vm"
+)
+
+// Request is one run on a thread: what Execute needs to load or start the
+// thread's frame, run it and keep it.
+type Request struct {
+	Key   Key
+	Owner string        // who holds the lease while the run lasts
+	TTL   time.Duration // the lease's length; it is renewed while the run lasts (0: one minute)
+	RunID string
+
+	Machine *vm.Machine // the current program
+	Bundle  []byte      // its sources, stored under Machine.Program.Hash
+	Load    Loader      // machines of older versions a thread may be pinned to
+
+	// Fresh starts a new frame even when the thread has one (a stateless
+	// workflow runs from the top on every request).
+	Fresh bool
+	// Context is the context of a new frame.
+	Context map[string]any
+	// Resume continues the thread's frame (nil for an empty resume).
+	Resume *vm.Resume
+	// Live receives the events as they happen; nil for none.
+	Live vm.Sink
+	Now  func() time.Time
+}
+
+// Execute takes the thread's lease (ErrBusy when another run holds it),
+// loads its frame on the program version the frame is pinned to (or starts
+// a new frame on the current one), runs it with the journal as sink, keeps
+// the outcome and releases the lease. The thread is returned as the run
+// left it.
+func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, error) {
+	ttl := req.TTL
+	if ttl <= 0 {
+		ttl = time.Minute
+	}
+	lease, err := st.Acquire(ctx, req.Key, req.Owner, ttl)
+	if err != nil {
+		return vm.Outcome{}, Thread{}, err
+	}
+	held := context.WithoutCancel(ctx)
+	stop := renew(held, st, &lease, ttl)
+	defer func() {
+		stop()
+		st.Release(held, lease)
+	}()
+
+	t, err := st.Thread(ctx, req.Key)
+	if err != nil {
+		return vm.Outcome{}, Thread{}, err
+	}
+	m, bundle, hash := req.Machine, req.Bundle, req.Machine.Program.Hash
+	var f *vm.Frame
+	if len(t.Frame) > 0 && !req.Fresh {
+		if t.Hash != hash {
+			if m, err = req.Load(ctx, t.Hash); err != nil {
+				return vm.Outcome{}, t, fmt.Errorf("load version %s of thread %s: %w", short(t.Hash), req.Key.Thread, err)
+			}
+			bundle, hash = nil, t.Hash
+		}
+		if f, err = vm.UnmarshalFrame(t.Frame); err != nil {
+			return vm.Outcome{}, t, fmt.Errorf("thread %s: %w", req.Key.Thread, err)
+		}
+	} else if f, err = m.NewFrame(req.Key.Workflow, req.Context); err != nil {
+		return vm.Outcome{}, t, err
+	}
+	j, err := NewJournal(ctx, st, lease, Run{ID: req.RunID}, hash, bundle, f, req.Live, req.Now)
+	if err != nil {
+		return vm.Outcome{}, t, err
+	}
+	o := m.Run(ctx, f, req.Resume, j)
+	if err := j.Finish(f, o); err != nil {
+		return o, j.Thread(), err
+	}
+	return o, j.Thread(), nil
+}
+
+// renew keeps the lease alive until stop is called.
+func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if nl, err := st.Renew(ctx, *l, ttl); err == nil {
+					*l = nl
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
