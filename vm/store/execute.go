@@ -47,6 +47,7 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 		return vm.Outcome{}, Thread{}, err
 	}
 	held := context.WithoutCancel(ctx)
+	jl := lease // renewals change only the expiry, which commits do not check
 	stop := renew(held, st, &lease, ttl)
 	defer func() {
 		stop()
@@ -72,7 +73,7 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 	} else if f, err = m.NewFrame(req.Key.Workflow, req.Context); err != nil {
 		return vm.Outcome{}, t, err
 	}
-	j, err := NewJournal(ctx, st, lease, Run{ID: req.RunID}, hash, bundle, f, req.Live, req.Now)
+	j, err := NewJournal(ctx, st, jl, Run{ID: req.RunID}, hash, bundle, f, req.Live, req.Now)
 	if err != nil {
 		return vm.Outcome{}, t, err
 	}
