@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -483,6 +484,7 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		bf.Context = Copy(base).(map[string]any)
 		bf.Locals, _ = Copy(r.frame.Locals).(map[string]any)
 		bf.State, _ = Copy(r.frame.State).(map[string]any)
+		bf.Steps = slices.Clone(r.frame.Steps)
 		bf.Node = e.To
 		bf.ID = r.frame.ID + "." + strings.TrimPrefix(e.Label, "branch ") // ids the branch makes stay unique
 		b := &branch{frame: &bf}
@@ -509,6 +511,9 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		merge3(merged, base, b.frame.Context)
 		for id, st := range b.frame.State {
 			r.setState(id, st)
+		}
+		if !equal(b.frame.Output, r.frame.Output) {
+			r.frame.Output = b.frame.Output // an output set in a branch
 		}
 	}
 	r.frame.Context = merged

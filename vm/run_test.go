@@ -428,3 +428,29 @@ func TestRejectedResumeKeepsWaiting(t *testing.T) {
 		t.Errorf("events %q", rec.String())
 	}
 }
+
+// TestParallelStepsAndOutput: steps inside branches open and close in each
+// branch without touching the others, and an output set in a branch is the
+// run's output.
+func TestParallelStepsAndOutput(t *testing.T) {
+	m := machine(t, `wf 1
+workflow w {
+  flow {
+    step "Outer" {
+      parallel {
+        branch a { step "A" { note "a" } }
+        branch b { step "B" { output "from b" } }
+      }
+    }
+  }
+}
+`)
+	f, o, rec := run(t, m, "w", nil)
+	if o.Status != vm.Finished || vm.Text(o.Result) != "from b" {
+		t.Fatalf("outcome %+v %v", o, o.Err)
+	}
+	started, finished := strings.Count(rec.String(), "STEP_STARTED"), strings.Count(rec.String(), "STEP_FINISHED")
+	if started != 3 || finished != 3 || len(f.Steps) != 0 {
+		t.Errorf("steps %d started, %d finished, %v left open:\n%s", started, finished, f.Steps, rec)
+	}
+}
