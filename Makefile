@@ -8,9 +8,10 @@ FUZZTIME ?= 15s
 ## test: every test, the checks of the example workflows and docs, and short fuzz runs
 test: vet unit lint-workflows fuzz
 
-## unit: go test over every package
+## unit: go test over every package, and the race detector over the packages that run concurrently
 unit:
 	$(GO) test ./...
+	$(GO) test -race -short ./vm/... ./stdlib/... ./server/...
 
 vet:
 	$(GO) vet ./...
