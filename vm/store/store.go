@@ -61,7 +61,7 @@ type Thread struct {
 	RunID    string    `json:"runId"`          // the run that wrote the checkpoint
 	LastSeq  uint64    `json:"lastSeq"`        // the sequence number of the last event
 	FirstSeq uint64    `json:"firstSeq"`       // the oldest event still kept (retention)
-	Version  uint64    `json:"version"`        // increments with every commit
+	Version  uint64    `json:"version"`        // adds 1 with every commit, nothing else changes it; 0 for a new thread
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 }
@@ -125,7 +125,9 @@ type Retention struct {
 }
 
 // Store keeps threads, their event logs, runs, leases and workflow
-// sources. Implementations are safe for concurrent use.
+// sources. Implementations are safe for concurrent use. Byte fields come
+// back exactly as stored, and a method called with a done context fails
+// with an error wrapping ctx.Err().
 type Store interface {
 	// PutSource stores a workflow source under its hash; storing a hash
 	// again is a no-op.
@@ -135,11 +137,14 @@ type Store interface {
 
 	// Acquire takes the thread's lease for owner until now+ttl, creating
 	// the thread when it does not exist. It fails with ErrBusy while
-	// another owner's lease is unexpired.
+	// another owner's lease is unexpired; the same owner may acquire again.
+	// Every new grant has a token higher than any earlier one for the key,
+	// across restarts and deletions.
 	Acquire(ctx context.Context, key Key, owner string, ttl time.Duration) (Lease, error)
 	// Renew extends a lease still held; ErrLeaseLost when it is not.
 	Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	// Release gives the lease up; ErrLeaseLost when it was not held.
+	// A released lease can no longer commit, renew or release.
 	Release(ctx context.Context, l Lease) error
 
 	// Commit writes c to the lease's thread in one transaction and
@@ -153,14 +158,15 @@ type Store interface {
 	// ""), ordered by workflow and thread id, from a cursor; next is ""
 	// on the last page.
 	Threads(ctx context.Context, scope, workflow string, p Page) (threads []Thread, next string, err error)
-	// DeleteThread removes a thread, its events and its runs.
+	// DeleteThread removes a thread, its events, its runs and its lease.
 	DeleteThread(ctx context.Context, key Key) error
 
 	// Events returns up to limit events with Seq > after, in order.
-	// ErrExpired when after is before the oldest event kept; ErrNotFound
-	// when the thread does not exist.
+	// ErrExpired when events after `after` were removed (after+1 <
+	// FirstSeq); ErrNotFound when the thread does not exist.
 	Events(ctx context.Context, key Key, after uint64, limit int) ([]Event, error)
-	// LastEvents returns the thread's last n events, in order.
+	// LastEvents returns the thread's last n events, in order; ErrNotFound
+	// when the thread does not exist.
 	LastEvents(ctx context.Context, key Key, n int) ([]Event, error)
 
 	// Run returns a run by id, or ErrNotFound.
@@ -169,8 +175,9 @@ type Store interface {
 	// at start-up to recover runs a crash left running).
 	Runs(ctx context.Context, status Status, p Page) (runs []Run, next string, err error)
 
-	// Sweep applies the retention policy as of now and returns how many
-	// events and threads it removed.
+	// Sweep applies the retention policy as of now (a thread is idle for
+	// now minus its Updated time) and returns how many events and threads
+	// it removed.
 	Sweep(ctx context.Context, r Retention, now time.Time) (events, threads int, err error)
 
 	// Close releases the store's resources. Everything committed stays.

@@ -1,0 +1,466 @@
+package storetest_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aguic/aguic/vm/store"
+	"github.com/aguic/aguic/vm/store/storetest"
+)
+
+// mem is the plainest Store the contract allows: maps behind a mutex,
+// written to dir/store.json on Close and read back on open. It exists to
+// show the suite is passable and to test the suite itself.
+type mem struct {
+	mu     sync.Mutex
+	dir    string
+	closed bool
+	now    func() time.Time
+	st     state
+	bug    string // a deliberate bug, for TestMutants; "" in a correct store
+}
+
+// state is what mem keeps, as saved on disk.
+type state struct {
+	Sources map[string][]byte    `json:"sources"`
+	Threads []*memThread         `json:"threads"`
+	Runs    map[string]store.Run `json:"runs"`
+	Tokens  uint64               `json:"tokens"` // the last token issued, store-wide
+}
+
+type memThread struct {
+	T      store.Thread  `json:"thread"`
+	Events []store.Event `json:"events"`
+	Lease  store.Lease   `json:"lease"` // Owner "" when none is held
+}
+
+func openMem(t testing.TB, dir string) *mem {
+	m := &mem{dir: dir, now: time.Now, st: state{Sources: map[string][]byte{}, Runs: map[string]store.Run{}}}
+	if dir == "" {
+		return m
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "store.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return m
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &m.st); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *mem) begin(ctx context.Context) error {
+	if err := ctx.Err(); err != nil && m.bug != "ignore-ctx" {
+		return err
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return errors.New("mem: closed")
+	}
+	return nil
+}
+
+func (m *mem) find(k store.Key) (int, *memThread) {
+	for i, th := range m.st.Threads {
+		if th.T.Key == k {
+			return i, th
+		}
+	}
+	return -1, nil
+}
+
+func (m *mem) PutSource(ctx context.Context, hash string, src []byte) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if _, ok := m.st.Sources[hash]; !ok || m.bug == "overwrite-source" {
+		m.st.Sources[hash] = slices.Clone(src)
+	}
+	return nil
+}
+
+func (m *mem) Source(ctx context.Context, hash string) ([]byte, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	src, ok := m.st.Sources[hash]
+	if !ok {
+		return nil, store.ErrNotFound
+	}
+	return slices.Clone(src), nil
+}
+
+func (m *mem) Acquire(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	_, th := m.find(k)
+	if th == nil {
+		th = &memThread{T: store.Thread{Key: k, Created: now, Updated: now}}
+		m.st.Threads = append(m.st.Threads, th)
+	}
+	held := th.Lease.Owner != "" && now.Before(th.Lease.Expires)
+	if m.bug == "release-keeps-lease" {
+		held = th.Lease.Token != 0 && now.Before(th.Lease.Expires)
+	}
+	switch {
+	case held && th.Lease.Owner != owner:
+		return store.Lease{}, store.ErrBusy
+	case held: // the holder again: extend, keep the token
+		th.Lease.Expires = now.Add(ttl)
+	default:
+		m.st.Tokens++
+		th.Lease = store.Lease{Key: k, Owner: owner, Token: m.st.Tokens, Expires: now.Add(ttl)}
+	}
+	return th.Lease, nil
+}
+
+// current returns l's thread when l is its current lease.
+func (m *mem) current(l store.Lease) (*memThread, error) {
+	_, th := m.find(l.Key)
+	if m.bug == "no-fencing" && th != nil {
+		return th, nil
+	}
+	if th == nil || th.Lease.Owner == "" || th.Lease.Owner != l.Owner || th.Lease.Token != l.Token {
+		return nil, store.ErrLeaseLost
+	}
+	return th, nil
+}
+
+func (m *mem) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer m.mu.Unlock()
+	th, err := m.current(l)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	th.Lease.Expires = m.now().Add(ttl)
+	if m.bug == "renew-new-token" {
+		m.st.Tokens++
+		th.Lease.Token = m.st.Tokens
+	}
+	return th.Lease, nil
+}
+
+func (m *mem) Release(ctx context.Context, l store.Lease) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	th, err := m.current(l)
+	if err != nil {
+		return err
+	}
+	th.Lease.Owner = "" // keep the token: the next one is higher anyway
+	return nil
+}
+
+func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.Thread, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Thread{}, err
+	}
+	defer m.mu.Unlock()
+	th, err := m.current(l)
+	if err != nil {
+		return store.Thread{}, err
+	}
+	if m.bug == "burn-seq-on-conflict" {
+		th.T.LastSeq += uint64(len(c.Events))
+	}
+	if c.Expect != 0 && c.Expect != th.T.Version {
+		return store.Thread{}, store.ErrConflict
+	}
+	t := &th.T
+	if cp := c.Checkpoint; cp != nil {
+		t.Status, t.Hash, t.Frame, t.Wait, t.RunID = cp.Status, cp.Hash, slices.Clone(cp.Frame), slices.Clone(cp.Wait), cp.RunID
+	}
+	for _, seq := range c.Hide {
+		for i := range th.Events {
+			if th.Events[i].Seq == seq && m.bug != "ignore-hide" {
+				th.Events[i].Hidden = true
+			}
+		}
+	}
+	for _, e := range c.Events {
+		if m.bug == "racy-seq" { // read, let others in, write
+			seq := t.LastSeq
+			m.mu.Unlock()
+			runtime.Gosched()
+			m.mu.Lock()
+			t.LastSeq = seq
+		}
+		t.LastSeq++
+		e.Seq = t.LastSeq
+		e.Data = slices.Clone(e.Data)
+		th.Events = append(th.Events, e)
+		if t.FirstSeq == 0 {
+			t.FirstSeq = e.Seq
+		}
+	}
+	if c.Run != nil {
+		m.st.Runs[c.Run.ID] = *c.Run
+	}
+	t.Version++
+	t.Updated = m.now()
+	return *t, nil
+}
+
+func (m *mem) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Thread{}, err
+	}
+	defer m.mu.Unlock()
+	_, th := m.find(k)
+	if th == nil {
+		return store.Thread{}, store.ErrNotFound
+	}
+	return th.T, nil
+}
+
+func limit(n int) int {
+	if n <= 0 {
+		return 100
+	}
+	return n
+}
+
+func (m *mem) Threads(ctx context.Context, scope, workflow string, p store.Page) ([]store.Thread, string, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer m.mu.Unlock()
+	var all []store.Thread
+	for _, th := range m.st.Threads {
+		inScope := th.T.Scope == scope
+		if m.bug == "scope-prefix" {
+			inScope = strings.HasPrefix(th.T.Scope, scope)
+		}
+		if inScope && (workflow == "" || th.T.Workflow == workflow) {
+			all = append(all, th.T)
+		}
+	}
+	cursor := func(t store.Thread) string { return t.Workflow + "\x00" + t.Thread }
+	slices.SortFunc(all, func(a, b store.Thread) int { return strings.Compare(cursor(a), cursor(b)) })
+	all = slices.DeleteFunc(all, func(t store.Thread) bool { return p.After != "" && cursor(t) <= p.After })
+	if n := limit(p.Limit); len(all) > n {
+		if m.bug == "cursor-skips" {
+			return all[:n], cursor(all[n]), nil
+		}
+		return all[:n], cursor(all[n-1]), nil
+	}
+	return all, "", nil
+}
+
+func (m *mem) DeleteThread(ctx context.Context, k store.Key) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	m.delete(k)
+	return nil
+}
+
+func (m *mem) delete(k store.Key) {
+	i, _ := m.find(k)
+	if i < 0 {
+		return
+	}
+	m.st.Threads = slices.Delete(m.st.Threads, i, i+1)
+	for id, r := range m.st.Runs {
+		if r.Key == k && m.bug != "delete-keeps-runs" {
+			delete(m.st.Runs, id)
+		}
+	}
+}
+
+func (m *mem) Events(ctx context.Context, k store.Key, after uint64, n int) ([]store.Event, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	_, th := m.find(k)
+	if th == nil {
+		return nil, store.ErrNotFound
+	}
+	if after+1 < th.T.FirstSeq || m.bug == "expired-off-by-one" && after < th.T.FirstSeq {
+		return nil, store.ErrExpired
+	}
+	var out []store.Event
+	for _, e := range th.Events {
+		if e.Seq > after && (n <= 0 || len(out) < n) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (m *mem) LastEvents(ctx context.Context, k store.Key, n int) ([]store.Event, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	_, th := m.find(k)
+	if th == nil {
+		return nil, store.ErrNotFound
+	}
+	return slices.Clone(th.Events[max(len(th.Events)-n, 0):]), nil
+}
+
+func (m *mem) Run(ctx context.Context, id string) (store.Run, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Run{}, err
+	}
+	defer m.mu.Unlock()
+	r, ok := m.st.Runs[id]
+	if !ok {
+		return store.Run{}, store.ErrNotFound
+	}
+	return r, nil
+}
+
+func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]store.Run, string, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer m.mu.Unlock()
+	var all []store.Run
+	for _, r := range m.st.Runs {
+		if r.Status == status && r.ID > p.After {
+			all = append(all, r)
+		}
+	}
+	slices.SortFunc(all, func(a, b store.Run) int { return cmp.Compare(a.ID, b.ID) })
+	if n := limit(p.Limit); len(all) > n {
+		return all[:n], all[n-1].ID, nil
+	}
+	return all, "", nil
+}
+
+func (m *mem) Sweep(ctx context.Context, r store.Retention, now time.Time) (events, threads int, err error) {
+	if err := m.begin(ctx); err != nil {
+		return 0, 0, err
+	}
+	defer m.mu.Unlock()
+	if r.FinishedTTL > 0 {
+		for _, th := range slices.Clone(m.st.Threads) {
+			ended := th.T.Status == store.Finished || th.T.Status == store.Failed || th.T.Status == store.Cancelled
+			if m.bug == "sweep-running" && th.T.Status == store.Running {
+				ended = true
+			}
+			if ended && now.Sub(th.T.Updated) > r.FinishedTTL {
+				m.delete(th.T.Key)
+				threads++
+			}
+		}
+	}
+	if r.MaxEvents > 0 {
+		for _, th := range m.st.Threads {
+			if drop := len(th.Events) - r.MaxEvents; drop > 0 {
+				th.Events = slices.Delete(th.Events, 0, drop)
+				th.T.FirstSeq = th.Events[0].Seq
+				events += drop
+			}
+		}
+	}
+	return events, threads, nil
+}
+
+func (m *mem) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return errors.New("mem: closed twice")
+	}
+	m.closed = true
+	if m.dir == "" || m.bug == "no-persist" {
+		return nil
+	}
+	data, err := json.Marshal(m.st)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(m.dir, "store.json"), data, 0o600)
+}
+
+func TestMem(t *testing.T) {
+	bug := os.Getenv(mutantEnv)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		m := openMem(t, "")
+		m.bug = bug
+		return m
+	})
+	storetest.RunReopen(t, func(t *testing.T, dir string) store.Store {
+		m := openMem(t, dir)
+		m.bug = bug
+		return m
+	})
+}
+
+const mutantEnv = "STORETEST_MUTANT"
+
+// TestMutants runs the suite on stores with one deliberate bug each, in a
+// child process, and checks that the check meant to catch the bug fails.
+func TestMutants(t *testing.T) {
+	if os.Getenv(mutantEnv) != "" {
+		t.Skip("in a mutant's run")
+	}
+	if testing.Short() {
+		t.Skip("runs the suite once per mutant")
+	}
+	for _, m := range []struct{ bug, caughtBy string }{
+		{"ignore-ctx", "Context/Cancelled"},
+		{"overwrite-source", "Source/PutAgainIsNoOp"},
+		{"release-keeps-lease", "Lease/AcquireAfterRelease"},
+		{"no-fencing", "Lease/TakeoverAfterExpiry"},
+		{"no-fencing", "Delete/FencesFormerLease"},
+		{"renew-new-token", "Lease/Renew"},
+		{"burn-seq-on-conflict", "Commit/ConflictWritesNothing"},
+		{"ignore-hide", "Commit/Hide"},
+		{"racy-seq", "Concurrent/SharedLease"},
+		{"scope-prefix", "Threads/ScopeIsolation"},
+		{"scope-prefix", "Threads/KeysNotConfused"},
+		{"cursor-skips", "Threads/OrderAndPaging"},
+		{"delete-keeps-runs", "Delete/RemovesEverything"},
+		{"expired-off-by-one", "Sweep/MaxEvents"},
+		{"sweep-running", "Sweep/FinishedTTL"},
+		{"no-persist", "Reopen/Everything"},
+	} {
+		t.Run(m.bug+"/"+m.caughtBy, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMem$/^"+strings.ReplaceAll(m.caughtBy, "/", "$/^")+"$", "-test.v")
+			cmd.Env = append(os.Environ(), mutantEnv+"="+m.bug)
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("the suite passed a store with the bug %q; %s should have failed:\n%s", m.bug, m.caughtBy, out)
+			}
+			if !strings.Contains(string(out), "--- FAIL: TestMem/"+m.caughtBy) {
+				t.Fatalf("with the bug %q, %s did not fail:\n%s", m.bug, m.caughtBy, out)
+			}
+		})
+	}
+}
+
+func BenchmarkMem(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return openMem(b, "") })
+}
