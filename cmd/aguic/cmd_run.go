@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/aguic/aguic/compiler"
 	"io"
 	"os"
 	"strings"
@@ -25,7 +26,7 @@ const scriptedDefault = "scripted/default"
 func runCommand() *command {
 	c := &command{
 		name:    "run",
-		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [paths…]",
+		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [--thread id [--data dir]] [paths…]",
 		summary: "chat with a workflow in the terminal",
 		doc: `
 Run compiles the .wf files named by paths (files or directories, as for
@@ -68,6 +69,13 @@ it, and a node that names no model uses "scripted/default". Without it a
 model node fails: real providers come later. http nodes and env work as in
 the server.
 
+With --thread, the chat is a thread kept in the data directory (--data, or
+AGUIC_DATA, or .aguic under the working directory): every node boundary is
+saved, so the next "aguic run --thread id" continues the conversation, on
+the version of the workflows it started with, and shows its history first.
+Runs a crash left unfinished are resumed from their last saved node when
+the directory is opened again.
+
 A failed run prints "error: message (node id, file:line:col)" on standard
 error and the session goes on with the next line; a conversation stays
 where it was before the failed turn. The end of the input ends the session.
@@ -79,6 +87,8 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 		script := fs.String("model-script", "", "answer model calls from this script `file`")
 		state := fs.String("state", "", "the client's initial state, a `json` value")
 		tools := fs.String("tools", "", "the client's frontend tools, a `json` list of {name, description, parameters}")
+		thread := fs.String("thread", "", "keep the chat as the thread `id` in the data directory, continuing it if it exists")
+		data := fs.String("data", "", "the data `dir`ectory of --thread (default $AGUIC_DATA, else .aguic)")
 		return func(e *env, args []string) int {
 			s := &session{e: e, state: map[string]any{}}
 			if *state != "" {
@@ -103,7 +113,7 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 				opts.Models = anyModel(scripted)
 				opts.DefaultModel = scriptedDefault
 			}
-			prog, status := compile(e, args)
+			prog, srcs, status := compileSources(e, args)
 			if prog == nil {
 				return status
 			}
@@ -115,7 +125,11 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 			stdlib.RegisterWith(reg, opts)
 			s.m = &vm.Machine{Program: prog, Registry: reg}
 			s.wf = w
-			return s.play(context.Background())
+			if *thread == "" {
+				return s.play(context.Background())
+			}
+			bundle, _ := compiler.Bundle(srcs)
+			return s.keep(context.Background(), dataDir(*data), *thread, bundle)
 		}
 	}
 	return c
@@ -173,6 +187,9 @@ type session struct {
 	pending *vm.Wait  // what the conversation's frame waits for; nil when nothing
 	ids     int       // the client's message ids
 	failed  bool
+
+	kept     *keeping      // the thread the chat is kept as, with --thread; nil without
+	restored *agui.Reducer // the history of a kept thread, as the chat starts
 }
 
 // play runs the chat until the input ends and returns the exit status.
@@ -183,6 +200,9 @@ func (s *session) play(ctx context.Context) int {
 	s.in = bufio.NewReader(s.e.stdin)
 	s.echo = !isTerminal(s.e.stdin)
 	s.hist = agui.Reducer{Live: true, State: s.state}
+	if s.restored != nil {
+		s.hist = *s.restored
+	}
 	s.out = &printer{w: s.e.stdout, errw: s.e.stderr, hist: &s.hist, dim: isTerminal(s.e.stdout), roles: map[string]string{}}
 	for {
 		var (
@@ -302,11 +322,26 @@ func (s *session) send(ctx context.Context, msgs []agui.Message, answers []vm.Re
 		// or starts again from the top.
 		frame, resume = s.frame, &vm.Resume{Agent: agent, Interrupts: answers}
 	}
-	o := s.m.Run(ctx, frame, resume, s.out)
+	var o vm.Outcome
+	if s.kept != nil {
+		o, err = s.kept.run(ctx, s, agent, resume)
+		if err != nil {
+			s.fail(&vm.Error{Message: err.Error()})
+			return vm.Outcome{}, false
+		}
+		saved = nil // the store puts the frame back when the run fails
+	} else {
+		o = s.m.Run(ctx, frame, resume, s.out)
+	}
 	s.out.endLine()
 	switch o.Status {
 	case vm.Failed:
 		s.fail(o.Err)
+		if s.kept != nil {
+			// The store put the frame back as the turn found it.
+			s.pending = wait
+			return o, false
+		}
 		if s.wf.Conversation {
 			s.frame, s.pending = nil, nil
 			if saved != nil {

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/stdlib"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+	"github.com/aguic/aguic/vm/store/badger"
+)
+
+// defaultData is the data directory when neither --data nor AGUIC_DATA
+// names one.
+const defaultData = ".aguic"
+
+// dataDir returns the data directory: the flag's value, else AGUIC_DATA,
+// else .aguic under the working directory.
+func dataDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if dir := os.Getenv("AGUIC_DATA"); dir != "" {
+		return dir
+	}
+	return defaultData
+}
+
+// openData opens the store in dir; the error reads well on a terminal (a
+// directory another process uses names the directory).
+func openData(dir string) (*badger.Store, error) {
+	st, err := badger.Open(badger.Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// versions compiles the program versions a store keeps, for threads pinned
+// to a version that is not the current one. Safe for concurrent use.
+type versions struct {
+	st      store.Store
+	current *vm.Machine
+	machine func(*vm.Program) *vm.Machine // a machine like current's, for another program
+
+	mu    sync.Mutex
+	cache map[string]*vm.Machine
+}
+
+func (v *versions) load(ctx context.Context, hash string) (*vm.Machine, error) {
+	if hash == v.current.Program.Hash {
+		return v.current, nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if m := v.cache[hash]; m != nil {
+		return m, nil
+	}
+	bundle, err := v.st.Source(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("version %s of the workflows is not in the store", short(hash))
+	}
+	if err != nil {
+		return nil, err
+	}
+	srcs, err := compiler.Unbundle(bundle)
+	if err != nil {
+		return nil, err
+	}
+	prog, diags := compiler.Compile(v.current.Registry, srcs...)
+	if diags.HasErrors() {
+		return nil, fmt.Errorf("version %s of the workflows no longer compiles: %v", short(hash), diags.Err())
+	}
+	m := v.machine(prog)
+	if v.cache == nil {
+		v.cache = map[string]*vm.Machine{}
+	}
+	v.cache[hash] = m
+	return m, nil
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}
+
+// keeping is a chat kept as a thread of a store (aguic run --thread).
+type keeping struct {
+	st     store.Store
+	key    store.Key
+	owner  string
+	bundle []byte
+	vers   *versions
+	runs   int
+}
+
+// keep plays the chat as thread id of the store in dir: it resumes the
+// runs a crash left unfinished, shows the thread's history, and keeps every
+// run of the chat.
+func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) int {
+	st, err := openData(dir)
+	if err != nil {
+		s.e.errorf("%v", err)
+		return exitUsage
+	}
+	defer st.Close()
+	k := &keeping{
+		st:     st,
+		key:    store.Key{Scope: "local", Workflow: s.wf.ID, Thread: thread},
+		owner:  fmt.Sprintf("aguic-run-%d", os.Getpid()),
+		bundle: bundle,
+		vers: &versions{st: st, current: s.m, machine: func(p *vm.Program) *vm.Machine {
+			return &vm.Machine{Program: p, Registry: s.m.Registry}
+		}},
+	}
+	recovered, err := store.Recover(ctx, st, k.owner, time.Minute, k.vers.load)
+	if err != nil {
+		s.e.errorf("%v", err)
+		return exitUsage
+	}
+	for _, r := range recovered {
+		switch {
+		case r.Err != nil:
+			fmt.Fprintf(s.e.stderr, "recovery: run %s of thread %s could not resume: %v\n", r.Run.ID, r.Run.Key.Thread, r.Err)
+		default:
+			fmt.Fprintf(s.e.stdout, "recovered run %s of thread %s: %s\n", r.Run.ID, r.Run.Key.Thread, r.Outcome.Status)
+		}
+	}
+	if err := s.restore(ctx, k); err != nil {
+		s.e.errorf("%v", err)
+		return exitUsage
+	}
+	s.kept = k
+	return s.play(ctx)
+}
+
+// restore rebuilds the client's side of a kept thread from its stored
+// events, as a reloaded client does, and prints its history.
+func (s *session) restore(ctx context.Context, k *keeping) error {
+	t, err := k.st.Thread(ctx, k.key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	hist := &agui.Reducer{State: s.state}
+	for after := t.FirstSeq - min(t.FirstSeq, 1); ; {
+		evs, err := k.st.Events(ctx, k.key, after, 500)
+		if err != nil {
+			return fmt.Errorf("read the history of thread %s: %w", k.key.Thread, err)
+		}
+		for _, se := range evs {
+			e, err := se.Decode()
+			if err != nil {
+				return err
+			}
+			if e.Type != vm.HideToolCall {
+				hist.Add(e)
+			}
+		}
+		if len(evs) < 500 {
+			break
+		}
+		after = evs[len(evs)-1].Seq
+	}
+	hist.Live = true
+	s.restored = hist
+	fmt.Fprintf(s.e.stdout, "thread %s: %d messages so far\n", k.key.Thread, len(hist.Messages))
+	for _, m := range hist.Messages {
+		fmt.Fprintf(s.e.stdout, "  %s\n", summary(m))
+	}
+	if t.Status == store.Suspended && len(t.Wait) > 0 && s.wf.Conversation {
+		var w vm.Wait
+		if err := json.Unmarshal(t.Wait, &w); err == nil {
+			s.pending = &w
+		}
+	}
+	return nil
+}
+
+// summary renders one message of a restored history on one line.
+func summary(m agui.Message) string {
+	text := ""
+	if m.Content != nil {
+		text = m.Content.Text
+	}
+	switch {
+	case m.Role == agui.RoleTool:
+		return "← " + text
+	case len(m.ToolCalls) > 0:
+		line := m.Role + ":"
+		if text != "" {
+			line += " " + text
+		}
+		for _, tc := range m.ToolCalls {
+			line += fmt.Sprintf(" → %s(%s)", tc.Function.Name, tc.Function.Arguments)
+		}
+		return line
+	}
+	return m.Role + ": " + text
+}
+
+// run is one run of the kept thread: it resumes the thread's saved frame
+// (a conversation) or starts a new one (a stateless workflow), and keeps
+// every node boundary.
+func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, resume *vm.Resume) (vm.Outcome, error) {
+	k.runs++
+	req := store.Request{
+		Key:     k.key,
+		Owner:   k.owner,
+		RunID:   fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), k.runs),
+		Machine: s.m,
+		Bundle:  k.bundle,
+		Load:    k.vers.load,
+		Fresh:   !s.wf.Conversation,
+		Live:    s.out,
+	}
+	if s.wf.Conversation {
+		req.Resume = resume
+	} else {
+		req.Context = map[string]any{"agent": agent}
+	}
+	o, _, err := store.Execute(ctx, k.st, req)
+	return o, err
+}
+
+// compileSources is compile that also returns the sources.
+func compileSources(e *env, paths []string) (*vm.Program, []compiler.Source, int) {
+	if len(paths) == 0 {
+		paths = []string{"."}
+	}
+	files, ok := wfFiles(e, paths)
+	if !ok {
+		return nil, nil, exitUsage
+	}
+	srcs, ok := readSources(e, files)
+	if !ok {
+		return nil, nil, exitUsage
+	}
+	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	if len(diags) > 0 {
+		diags.WriteText(e.stderr, fileSet(srcs))
+	}
+	if diags.HasErrors() {
+		return nil, nil, exitFound
+	}
+	return prog, srcs, exitOK
+}
