@@ -35,10 +35,16 @@ func dataDir(flag string) string {
 }
 
 // openData opens the store in dir; the error reads well on a terminal (a
-// directory another process uses names the directory).
+// directory another process uses names the directory). The leases it
+// finds belong to a process that crashed (only one process can open the
+// directory): they are released, so recovery takes their threads at once.
 func openData(dir string) (*badger.Store, error) {
 	st, err := badger.Open(badger.Options{Dir: dir})
 	if err != nil {
+		return nil, err
+	}
+	if _, err := st.ReleaseAll(context.Background()); err != nil {
+		st.Close()
 		return nil, err
 	}
 	return st, nil
