@@ -182,7 +182,11 @@ func (s *session) restore(ctx context.Context, k *keeping) error {
 	}
 	hist.Live = true
 	s.restored = hist
-	fmt.Fprintf(s.e.stdout, "thread %s: %d messages so far\n", k.key.Thread, len(hist.Messages))
+	plural := "s"
+	if len(hist.Messages) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(s.e.stdout, "thread %s: %d message%s so far\n", k.key.Thread, len(hist.Messages), plural)
 	for _, m := range hist.Messages {
 		fmt.Fprintf(s.e.stdout, "  %s\n", summary(m))
 	}
