@@ -69,16 +69,18 @@ func NewJournal(ctx context.Context, st Store, lease Lease, run Run, hash string
 	return j, nil
 }
 
-// Emit passes e to the live sink and keeps it for the next commit.
+// SeqSink is a live sink that also learns each event's sequence number:
+// the Seq of the stored event it is, or is part of (the deltas of a text
+// message joined into one stored event share its number).
+type SeqSink interface {
+	EmitSeq(seq uint64, e vm.Event) error
+}
+
+// Emit keeps e for the next commit and passes it to the live sink.
 func (j *Journal) Emit(e vm.Event) error {
-	if j.live != nil && !e.Silent {
-		if err := j.live.Emit(e); err != nil {
-			return err
-		}
-	}
 	if e.Type == vm.HideToolCall {
 		j.hide = append(j.hide, e.ToolCallID)
-		return nil
+		return j.emitLive(0, e)
 	}
 	if n := len(j.pending); n > 0 && joins(j.last, e) {
 		j.last.Delta += e.Delta
@@ -87,7 +89,7 @@ func (j *Journal) Emit(e vm.Event) error {
 			return err
 		}
 		j.pending[n-1].Data = data
-		return nil
+		return j.emitLive(j.thread.LastSeq+uint64(n), e)
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
@@ -95,7 +97,17 @@ func (j *Journal) Emit(e vm.Event) error {
 	}
 	j.pending = append(j.pending, Event{RunID: j.run.ID, Time: j.now(), Silent: e.Silent, Hidden: e.Hidden, Data: data})
 	j.last = e
-	return nil
+	return j.emitLive(j.thread.LastSeq+uint64(len(j.pending)), e)
+}
+
+func (j *Journal) emitLive(seq uint64, e vm.Event) error {
+	if j.live == nil || e.Silent {
+		return nil
+	}
+	if s, ok := j.live.(SeqSink); ok {
+		return s.EmitSeq(seq, e)
+	}
+	return j.live.Emit(e)
 }
 
 // joins reports whether e continues the text of last.

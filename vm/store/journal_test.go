@@ -253,3 +253,37 @@ func TestRecover(t *testing.T) {
 		t.Errorf("the recovered run resumed at the wrong node: %+v", evs)
 	}
 }
+
+type seqRecorder struct{ seqs []uint64 }
+
+func (r *seqRecorder) Emit(e vm.Event) error { return nil }
+func (r *seqRecorder) EmitSeq(seq uint64, e vm.Event) error {
+	r.seqs = append(r.seqs, seq)
+	return nil
+}
+
+// TestJournalLiveSeqs: a live event's sequence number is the one of the
+// stored event it is part of, across turns.
+func TestJournalLiveSeqs(t *testing.T) {
+	e := newEnv(t)
+	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
+	var all []uint64
+	for turn := range 2 {
+		rec := &seqRecorder{}
+		var resume *vm.Resume
+		if turn > 0 {
+			resume = &vm.Resume{}
+		}
+		e.runs++
+		if _, _, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: fmt.Sprint(e.runs), Machine: e.m, Bundle: e.bundle, Resume: resume, Live: rec}); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rec.seqs...)
+	}
+	// Each turn streams START, six one-letter deltas ("turn 1"), END: the
+	// deltas are stored as one event.
+	want := []uint64{1, 2, 2, 2, 2, 2, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6}
+	if fmt.Sprint(all) != fmt.Sprint(want) {
+		t.Errorf("live seqs %v, want %v", all, want)
+	}
+}

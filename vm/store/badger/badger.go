@@ -1,0 +1,354 @@
+// Package badger is the embedded default store.Store: threads, event logs,
+// runs, leases and workflow sources in a Badger database in one directory,
+// or in memory for tests.
+//
+// Open takes a directory that no other process (and no other Open) uses;
+// the Store it returns is safe for concurrent use until Close. An
+// operation reads and writes a thread in one Badger transaction, retried
+// when it conflicts with a concurrent one (DeleteThread, Sweep and
+// ReleaseAll use several, each complete in itself), so what the store
+// package promises holds: sequence numbers are gap-free, a commit is all or
+// nothing, and a lease's fencing token is checked in the transaction that
+// writes. keys.go describes the layout of keys.
+//
+// Durability: a Commit that returned has been synced to disk, so a power
+// loss cannot lose a node boundary the VM reported. Concurrent commits share
+// one sync (group commit). Acquire, Renew, Release and PutSource are not
+// synced on their own; they become durable with the next commit, or at
+// Close, and a process crash (unlike a power loss) loses none of them.
+// Options.SyncWrites makes every write sync before it returns instead.
+//
+// Beyond store.Store, a Store streams online backups (Backup), restores them
+// into an empty store (Restore) and reclaims value-log space (RunGC,
+// StartGC). The layout of keys and records is versioned: Open refuses a
+// directory written in another format.
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/aguic/aguic/vm/store"
+)
+
+// Errors of this package, beyond those of package store.
+var (
+	// ErrInUse is returned by Open when another process, or another Store
+	// in this one, has the directory open.
+	ErrInUse = errors.New("the directory is in use by another aguic process")
+	// ErrClosed is returned by every operation after Close.
+	ErrClosed = errors.New("the store is closed")
+)
+
+// Options configure Open.
+type Options struct {
+	// Dir is the database directory, created when missing. Ignored when
+	// InMemory.
+	Dir string
+	// InMemory keeps everything in memory and nothing on disk (tests).
+	InMemory bool
+	// SyncWrites syncs every write before it returns, leases and sources
+	// included, instead of syncing once per Commit.
+	SyncWrites bool
+	// Logger receives Badger's warnings and errors (its informational
+	// messages at debug level); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is a store.Store on a Badger database.
+type Store struct {
+	db   *badgerdb.DB
+	name string // the directory, for messages
+	log  *slog.Logger
+	// syncCommits is set when a Commit must sync the database itself: on
+	// disk, without SyncWrites.
+	syncCommits bool
+	syncs       syncGroup
+	// maxValue is the largest value Badger takes: in memory, values must
+	// fit its value threshold; on disk, a value-log file.
+	maxValue int
+
+	// mu is held shared by every operation and exclusively by Close and
+	// Restore, which must not run beside anything else.
+	mu     sync.RWMutex
+	closed bool
+	done   chan struct{} // closed by Close
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store in opts.Dir, or in memory. It fails with ErrInUse
+// when the directory is open elsewhere, and when the directory holds a
+// store of another format or something that is not a store.
+func Open(opts Options) (*Store, error) {
+	s := &Store{name: opts.Dir, log: opts.Logger, done: make(chan struct{})}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if opts.InMemory {
+		s.name = "(in memory)"
+		s.maxValue = 1 << 20
+	} else {
+		s.maxValue = valueLogFileSize
+		if opts.Dir == "" {
+			return nil, errors.New("open store: no directory given")
+		}
+		s.syncCommits = !opts.SyncWrites
+	}
+	db, err := badgerdb.Open(tuned(opts, logger{s.log}))
+	if err != nil {
+		// Badger's message for a held lock is not a sentinel error.
+		if strings.Contains(err.Error(), "Another process is using this Badger database") {
+			return nil, fmt.Errorf("open store %s: %w", s.name, ErrInUse)
+		}
+		return nil, fmt.Errorf("open store %s: %w", s.name, err)
+	}
+	s.db = db
+	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", s.name, err)
+	}
+	return s, nil
+}
+
+// valueLogFileSize is the size of a value-log file, small so that RunGC
+// finds files worth rewriting.
+const valueLogFileSize = 64 << 20
+
+// tuned returns Badger options for a small footprint: an 8 MiB memtable
+// (two of them), small caches and value-log files, two compactors and no
+// metrics. Badger's defaults take about 90 MB of heap and 16 goroutines;
+// these about a quarter of it. A transaction may then hold about 1.2 MB of
+// keys and small values; on disk, values over 4 KiB (large frames and
+// events) go to the value log and count for a few bytes only. In memory
+// there is no value log, and a value may have up to 1 MiB.
+func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
+	o := badgerdb.DefaultOptions(opts.Dir)
+	if opts.InMemory {
+		o = badgerdb.DefaultOptions("")
+	} else {
+		o = o.WithValueThreshold(4 << 10)
+	}
+	return o.
+		WithInMemory(opts.InMemory).
+		WithSyncWrites(opts.SyncWrites && !opts.InMemory).
+		WithLogger(log).
+		WithMetricsEnabled(false).
+		WithMemTableSize(8 << 20).
+		WithNumMemtables(2).
+		WithNumLevelZeroTables(2).
+		WithNumLevelZeroTablesStall(8).
+		WithBaseTableSize(2 << 20).
+		WithBaseLevelSize(8 << 20).
+		WithBlockCacheSize(8 << 20).
+		WithIndexCacheSize(4 << 20).
+		WithNumCompactors(2).
+		WithNumGoroutines(2).
+		WithValueLogFileSize(valueLogFileSize)
+}
+
+// checkFormat writes the format version into a new store and checks it in
+// an existing one.
+func (s *Store) checkFormat() error {
+	return s.update(context.Background(), func(txn *badgerdb.Txn) error {
+		item, err := txn.Get(metaKey)
+		if errors.Is(err, badgerdb.ErrKeyNotFound) {
+			if empty, err := isEmpty(txn); err != nil {
+				return err
+			} else if !empty {
+				return errors.New("the directory holds a Badger database that is not an aguic store")
+			}
+			return txn.Set(metaKey, encoder(nil).uint(formatVersion))
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			d := decoder{b: v}
+			if n := d.uint(); d.done() != nil || n != formatVersion {
+				return fmt.Errorf("the store has format %d, this aguic reads format %d", n, formatVersion)
+			}
+			return nil
+		})
+	})
+}
+
+// isEmpty reports whether the database holds no key but metaKey.
+func isEmpty(txn *badgerdb.Txn) (bool, error) {
+	it := txn.NewIterator(badgerdb.IteratorOptions{})
+	defer it.Close()
+	for it.Rewind(); it.Valid(); it.Next() {
+		if string(it.Item().Key()) != string(metaKey) {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Close closes the database, after the operations under way.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	close(s.done)
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close store %s: %w", s.name, err)
+	}
+	return nil
+}
+
+// enter starts an operation: it fails when ctx is done or the store
+// closed, and otherwise holds s.mu shared until the caller's s.leave.
+func (s *Store) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.mu.RUnlock() }
+
+// maxAttempts bounds how often update runs a transaction that conflicts.
+const maxAttempts = 50
+
+// update runs fn in a read-write transaction and commits it, again when it
+// conflicts with a concurrent transaction. fn must not change anything
+// outside the transaction that a second run would see.
+func (s *Store) update(ctx context.Context, fn func(txn *badgerdb.Txn) error) error {
+	for attempt := 1; ; attempt++ {
+		txn := s.db.NewTransaction(true)
+		err := fn(txn)
+		if err == nil {
+			err = txn.Commit()
+		}
+		txn.Discard()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, badgerdb.ErrConflict) {
+			if errors.Is(err, badgerdb.ErrTxnTooBig) {
+				return fmt.Errorf("the write is larger than one transaction can hold: %w", err)
+			}
+			if msg, _, dump := strings.Cut(err.Error(), ":\n"); dump && strings.Contains(msg, " exceeded ") {
+				// Badger's messages about keys and values too large
+				// end in a hex dump of them.
+				return errors.New(msg)
+			}
+			return err
+		}
+		if attempt == maxAttempts {
+			return fmt.Errorf("gave up after %d conflicting attempts: %w", attempt, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// A short random pause lets the transactions that collided finish
+		// in some order.
+		time.Sleep(rand.N(time.Duration(attempt) * 20 * time.Microsecond))
+	}
+}
+
+// set sets a value that may be large, after checking that Badger takes it.
+func (s *Store) set(txn *badgerdb.Txn, k, v []byte) error {
+	if len(v) > s.maxValue {
+		return fmt.Errorf("a value of %d bytes is more than the store takes (%d)", len(v), s.maxValue)
+	}
+	return txn.Set(k, v)
+}
+
+// value reads the value under k into decode; found is false when there is
+// no such key.
+func value(txn *badgerdb.Txn, k []byte, decode func(v []byte) error) (found bool, err error) {
+	item, err := txn.Get(k)
+	if errors.Is(err, badgerdb.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, item.Value(decode)
+}
+
+func readHeader(txn *badgerdb.Txn, tk []byte) (h header, found bool, err error) {
+	found, err = value(txn, key(prefixThread, tk), func(v []byte) (err error) {
+		h, err = decodeHeader(v)
+		return err
+	})
+	return h, found, err
+}
+
+func readLease(txn *badgerdb.Txn, tk []byte) (l lease, found bool, err error) {
+	found, err = value(txn, key(prefixLease, tk), func(v []byte) (err error) {
+		l, err = decodeLease(v)
+		return err
+	})
+	return l, found, err
+}
+
+func readRun(txn *badgerdb.Txn, id string) (r runRecord, found bool, err error) {
+	found, err = value(txn, runKey(id), func(v []byte) (err error) {
+		r, err = decodeRun(id, v)
+		return err
+	})
+	return r, found, err
+}
+
+// readThread reads the whole thread: its header and its checkpoint.
+func readThread(txn *badgerdb.Txn, k store.Key, tk []byte, h *header) (store.Thread, error) {
+	t := thread(k, h)
+	_, err := value(txn, key(prefixFrame, tk), func(v []byte) (err error) {
+		t.Frame, t.Wait, err = decodeCheckpoint(v)
+		return err
+	})
+	return t, err
+}
+
+// thread is a thread without its checkpoint.
+func thread(k store.Key, h *header) store.Thread {
+	return store.Thread{
+		Key: k, Status: h.Status, Hash: h.Hash, RunID: h.RunID,
+		LastSeq: h.LastSeq, FirstSeq: h.FirstSeq, Version: h.Version,
+		Created: h.Created, Updated: h.Updated,
+	}
+}
+
+// keyName is how messages name a thread, cut short when long.
+func keyName(k store.Key) string {
+	name := k.Scope + "/" + k.Workflow + "/" + k.Thread
+	if len(name) > 100 {
+		name = strings.ToValidUTF8(name[:100], "") + "…"
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// logger passes Badger's messages to slog, its informational ones at debug
+// level: they report routine work (replaying, compacting).
+type logger struct{ l *slog.Logger }
+
+func (l logger) logf(level slog.Level, format string, args ...any) {
+	ctx := context.Background()
+	if l.l.Enabled(ctx, level) {
+		l.l.Log(ctx, level, strings.TrimSpace(fmt.Sprintf(format, args...)), "component", "badger")
+	}
+}
+
+func (l logger) Errorf(format string, args ...any)   { l.logf(slog.LevelError, format, args...) }
+func (l logger) Warningf(format string, args ...any) { l.logf(slog.LevelWarn, format, args...) }
+func (l logger) Infof(format string, args ...any)    { l.logf(slog.LevelDebug, format, args...) }
+func (l logger) Debugf(format string, args ...any)   { l.logf(slog.LevelDebug-4, format, args...) }

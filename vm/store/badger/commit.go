@@ -1,0 +1,224 @@
+package badger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/aguic/aguic/vm/store"
+)
+
+// Commit writes c in one transaction: it checks the lease and c.Expect,
+// appends the events after the thread's last sequence number, marks the
+// events of c.Hide hidden, replaces the checkpoint and the run, and
+// increments the thread's Version. It returns when the transaction is on
+// disk (see the package comment).
+//
+// c.Run.Key may be left zero: the run belongs to the lease's thread. Hide
+// may name events of this commit; it skips events retention removed and
+// fails on sequence numbers the thread never had.
+func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.Thread, error) {
+	fail := func(err error) (store.Thread, error) {
+		return store.Thread{}, fmt.Errorf("commit %s: %w", keyName(l.Key), err)
+	}
+	if r := c.Run; r != nil {
+		if r.ID == "" {
+			return fail(errors.New("the run has no id"))
+		}
+		if r.Key != (store.Key{}) && r.Key != l.Key {
+			return fail(fmt.Errorf("run %q belongs to thread %s", r.ID, keyName(r.Key)))
+		}
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(l.Key)
+	var out store.Thread
+	err := s.update(ctx, func(txn *badgerdb.Txn) error {
+		if _, err := currentLease(txn, tk, l); err != nil {
+			return err
+		}
+		h, found, err := readHeader(txn, tk)
+		if err != nil {
+			return err
+		}
+		if !found { // the lease goes with the thread: not reached
+			return store.ErrLeaseLost
+		}
+		if c.Expect != 0 && c.Expect != h.Version {
+			return fmt.Errorf("%w: version %d, expected %d", store.ErrConflict, h.Version, c.Expect)
+		}
+		now := time.Now().UTC()
+		if err := s.appendEvents(txn, tk, &h, c.Events, c.Hide); err != nil {
+			return err
+		}
+		if cp := c.Checkpoint; cp != nil {
+			h.Status, h.Hash, h.RunID = cp.Status, cp.Hash, cp.RunID
+			if err := s.set(txn, key(prefixFrame, tk), encodeCheckpoint(cp.Frame, cp.Wait)); err != nil {
+				return err
+			}
+		}
+		if c.Run != nil {
+			r := runRecord{Run: *c.Run, Gen: h.Gen}
+			r.Key = l.Key
+			if err := s.putRun(txn, &r); err != nil {
+				return err
+			}
+		}
+		h.Version++
+		h.Updated = now
+		if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
+			return err
+		}
+		if cp := c.Checkpoint; cp != nil {
+			out = thread(l.Key, &h)
+			out.Frame, out.Wait = cp.Frame, cp.Wait
+			return nil
+		}
+		out, err = readThread(txn, l.Key, tk, &h)
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	if s.syncCommits {
+		if err := s.syncs.run(s.db.Sync); err != nil {
+			return fail(fmt.Errorf("sync: %w", err))
+		}
+	}
+	return out, nil
+}
+
+// appendEvents writes events after h.LastSeq, marks the events of hide
+// hidden and updates h's sequence numbers.
+func (s *Store) appendEvents(txn *badgerdb.Txn, tk []byte, h *header, events []store.Event, hide []uint64) error {
+	prefix := eventPrefix(tk, h.Gen)
+	first, last := h.LastSeq+1, h.LastSeq+uint64(len(events))
+	if len(hide) > 0 {
+		events = slices.Clone(events)
+	}
+	for _, seq := range hide {
+		switch {
+		case seq == 0 || seq > last:
+			return fmt.Errorf("hide event %d: the thread has no such event", seq)
+		case seq >= first:
+			events[seq-first].Hidden = true
+		case seq >= h.FirstSeq:
+			if err := hideEvent(txn, eventKey(prefix, seq)); err != nil {
+				return fmt.Errorf("hide event %d: %w", seq, err)
+			}
+		}
+		// Below FirstSeq: removed by retention, nothing to hide.
+	}
+	for i := range events {
+		e := &events[i]
+		if err := s.set(txn, eventKey(prefix, first+uint64(i)), encodeEvent(e)); err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	if len(events) > 0 {
+		if h.FirstSeq == 0 {
+			h.FirstSeq = first
+		}
+		h.LastSeq = last
+	}
+	return nil
+}
+
+// hideEvent sets the hidden flag of a stored event.
+func hideEvent(txn *badgerdb.Txn, k []byte) error {
+	var e store.Event
+	found, err := value(txn, k, func(v []byte) (err error) {
+		e, err = decodeEvent(0, v)
+		return err
+	})
+	if err != nil || !found || e.Hidden {
+		return err
+	}
+	e.Hidden = true
+	return txn.Set(k, encodeEvent(&e))
+}
+
+// putRun writes a run record and its index entries, and removes the index
+// entries of the record it replaces.
+func (s *Store) putRun(txn *badgerdb.Txn, r *runRecord) error {
+	old, found, err := readRun(txn, r.ID)
+	if err != nil {
+		return err
+	}
+	tk := threadKey(r.Key)
+	if found {
+		if old.Status != r.Status {
+			if err := txn.Delete(statusKey(old.Status, r.ID)); err != nil {
+				return err
+			}
+		}
+		if old.Key != r.Key || old.Gen != r.Gen {
+			if err := txn.Delete(threadRunKey(threadKey(old.Key), old.Gen, r.ID)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.set(txn, runKey(r.ID), encodeRun(r)); err != nil {
+		return err
+	}
+	if err := txn.Set(statusKey(r.Status, r.ID), nil); err != nil {
+		return err
+	}
+	return txn.Set(threadRunKey(tk, r.Gen, r.ID), nil)
+}
+
+// syncGroup shares syncs among concurrent callers: a caller waits for a
+// sync that started after it called, and every caller that arrives while
+// one sync runs shares the next.
+type syncGroup struct {
+	mu   sync.Mutex
+	busy bool       // a sync is running
+	next *syncRound // the round that starts when the running one ends
+}
+
+type syncRound struct {
+	done chan struct{}
+	err  error
+}
+
+// run returns when a call of sync that started after run was called has
+// returned, with its error.
+func (g *syncGroup) run(sync func() error) error {
+	g.mu.Lock()
+	r := g.next
+	if r == nil {
+		r = &syncRound{done: make(chan struct{})}
+		g.next = r
+	}
+	lead := !g.busy
+	if lead {
+		g.busy, g.next = true, nil
+	}
+	g.mu.Unlock()
+	if lead {
+		g.lead(r, sync)
+	}
+	<-r.done
+	return r.err
+}
+
+// lead runs round r, then hands the next round, if callers wait for one,
+// to a goroutine of its own.
+func (g *syncGroup) lead(r *syncRound, sync func() error) {
+	r.err = sync()
+	close(r.done)
+	g.mu.Lock()
+	next := g.next
+	g.next, g.busy = nil, next != nil
+	g.mu.Unlock()
+	if next != nil {
+		go g.lead(next, sync)
+	}
+}

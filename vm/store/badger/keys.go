@@ -1,0 +1,150 @@
+package badger
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/aguic/aguic/vm/store"
+)
+
+// The key layout. Every key starts with one byte that says what it holds,
+// so that each kind of record is one contiguous, ordered range:
+//
+//	m                        the store's format version
+//	s <hash>                 a workflow source
+//	t <tk>                   a thread's header (status, sequence numbers, times)
+//	f <tk>                   a thread's checkpoint (frame and wait)
+//	l <tk>                   a thread's lease (owner, fencing token, expiry)
+//	e <tk> <gen> <seq>       an event; gen and seq are big-endian uint64
+//	r <run id>               a run
+//	x <status> <run id>      the index of runs by status (empty value)
+//	q <tk> <gen> <run id>    the index of a thread's runs (empty value)
+//	z <tk> <gen>             a deleted thread whose events and runs are still being removed
+//
+// tk is the thread key: scope, workflow and thread id, each escaped (a 0x00
+// byte becomes 0x00 0xff) and ended by 0x00 0x01. The encoding is
+// prefix-free and keeps byte order, so a scope's threads, or one workflow's,
+// are a prefix range ordered by workflow then thread id, and no two keys can
+// be confused whatever bytes the names hold. Statuses in the run index are
+// encoded the same way.
+//
+// gen is the generation of a thread: a number, unique over the store's
+// life, that the thread gets when it is created. Events and the run index
+// carry it so that a thread deleted and created again under the same key
+// never sees, and never loses, the events of its previous life while those
+// are still being removed.
+const (
+	prefixMeta    = 'm'
+	prefixSource  = 's'
+	prefixThread  = 't'
+	prefixFrame   = 'f'
+	prefixLease   = 'l'
+	prefixEvent   = 'e'
+	prefixRun     = 'r'
+	prefixStatus  = 'x'
+	prefixRuns    = 'q'
+	prefixDeleted = 'z'
+)
+
+var metaKey = []byte{prefixMeta}
+
+// appendEscaped appends s, escaped and terminated.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		b = append(b, s[i])
+		if s[i] == 0 {
+			b = append(b, 0xff)
+		}
+	}
+	return append(b, 0, 1)
+}
+
+var errBadKey = errors.New("malformed key")
+
+// cutEscaped reads one escaped component from the start of b and returns it
+// and what follows it.
+func cutEscaped(b []byte) (string, []byte, error) {
+	var s []byte
+	for i := 0; i < len(b); i++ {
+		if b[i] != 0 {
+			continue
+		}
+		if i+1 == len(b) {
+			return "", nil, errBadKey
+		}
+		switch b[i+1] {
+		case 1:
+			s = append(s, b[:i]...)
+			return string(s), b[i+2:], nil
+		case 0xff:
+			s = append(s, b[:i+1]...)
+			b = b[i+2:]
+			i = -1
+		default:
+			return "", nil, errBadKey
+		}
+	}
+	return "", nil, errBadKey
+}
+
+// threadKey is the encoded key of a thread, without a prefix byte.
+func threadKey(k store.Key) []byte {
+	b := make([]byte, 0, len(k.Scope)+len(k.Workflow)+len(k.Thread)+6)
+	b = appendEscaped(b, k.Scope)
+	b = appendEscaped(b, k.Workflow)
+	return appendEscaped(b, k.Thread)
+}
+
+// parseThreadKey reads a thread key from the start of b and returns what
+// follows it.
+func parseThreadKey(b []byte) (store.Key, []byte, error) {
+	var k store.Key
+	var err error
+	if k.Scope, b, err = cutEscaped(b); err != nil {
+		return k, nil, err
+	}
+	if k.Workflow, b, err = cutEscaped(b); err != nil {
+		return k, nil, err
+	}
+	k.Thread, b, err = cutEscaped(b)
+	return k, b, err
+}
+
+// key builds a key from a prefix byte and parts.
+func key(prefix byte, parts ...[]byte) []byte {
+	n := 1
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 1, n)
+	b[0] = prefix
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func be64(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+// eventPrefix is the prefix of one generation of a thread's events.
+func eventPrefix(tk []byte, gen uint64) []byte { return key(prefixEvent, tk, be64(gen)) }
+
+// eventKey appends seq to an event prefix.
+func eventKey(prefix []byte, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(prefix[:len(prefix):len(prefix)], seq)
+}
+
+// eventSeq is the sequence number at the end of an event key.
+func eventSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
+
+func sourceKey(hash string) []byte { return append([]byte{prefixSource}, hash...) }
+
+func runKey(id string) []byte { return append([]byte{prefixRun}, id...) }
+
+func statusKey(status store.Status, id string) []byte {
+	return append(appendEscaped([]byte{prefixStatus}, string(status)), id...)
+}
+
+func threadRunKey(tk []byte, gen uint64, id string) []byte {
+	return append(key(prefixRuns, tk, be64(gen)), id...)
+}
