@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/vm"
@@ -285,5 +286,35 @@ func TestJournalLiveSeqs(t *testing.T) {
 	want := []uint64{1, 2, 2, 2, 2, 2, 2, 3, 4, 5, 5, 5, 5, 5, 5, 6}
 	if fmt.Sprint(all) != fmt.Sprint(want) {
 		t.Errorf("live seqs %v, want %v", all, want)
+	}
+}
+
+// TestMaintain: the retention loop sweeps before it returns, then stops
+// with its context.
+func TestMaintain(t *testing.T) {
+	e := newEnv(t)
+	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
+	for i := range 3 {
+		var resume *vm.Resume
+		if i > 0 {
+			resume = &vm.Resume{}
+		}
+		e.exec(t, key, resume)
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := store.Maintain(ctx, e.st, store.Retention{MaxEvents: 2}, time.Hour, nil)
+	th, err := e.st.Thread(e.ctx, key)
+	if err != nil || th.FirstSeq != th.LastSeq-1 {
+		t.Fatalf("after the first sweep: events %d..%d, %v; want the last 2", th.FirstSeq, th.LastSeq, err)
+	}
+	cancel()
+	<-done
+	if _, err := e.st.Events(e.ctx, key, 0, 10); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("events from the start after trimming to 2: %v, want ErrExpired", err)
+	}
+	if closed := store.Maintain(e.ctx, e.st, store.Retention{}, 0, nil); closed == nil {
+		t.Error("a zero policy must return a closed channel")
+	} else {
+		<-closed
 	}
 }
