@@ -226,6 +226,9 @@ func execActivitySync(c *vm.Call) error {
 		return err
 	}
 	content = vm.Normalize(content)
+	if _, ok := content.(map[string]any); !ok {
+		return vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(content))
+	}
 	replace, err := boolKey(c, "replace")
 	if err != nil {
 		return err
@@ -269,6 +272,9 @@ func execActivitySnapshot(c *vm.Call) error {
 		return err
 	}
 	content = vm.Normalize(content)
+	if _, ok := content.(map[string]any); !ok {
+		return vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(content))
+	}
 	replace, err := boolKey(c, "replace")
 	if err != nil {
 		return err

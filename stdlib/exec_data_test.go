@@ -472,6 +472,11 @@ ACTIVITY_SNAPSHOT msg=activity:p activity=PLAN value={"a":1} replace=true`,
 			flow:    `activity sync "" { type = "PLAN"; from = $input.plan }`,
 			wantErr: `activity sync: the activity id must be a non-empty string, found ""`,
 		},
+		{
+			name:    "content that is not an object fails",
+			flow:    `activity snapshot "plan" { type = "PLAN"; content = [1, 2] }`,
+			wantErr: `activity snapshot: an activity's content must be an object, found a list`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -887,16 +892,16 @@ func TestCall(t *testing.T) {
 			n:    2,
 			out:  20,
 			want: `SUBAGENT_STARTED name=child run=sub-f1-1
-STATE_SNAPSHOT value={"n":2}
-SUBAGENT_FINISHED name=child run=sub-f1-1`,
+STATE_SNAPSHOT run=sub-f1-1 value={"n":2}
+SUBAGENT_FINISHED name=child run=sub-f1-1 value=20`,
 		},
 		{
 			name:    "a child that fails",
 			n:       -1,
 			wantErr: `workflow "child" failed: negative: -1`,
 			want: `SUBAGENT_STARTED name=child run=sub-f1-1
-STATE_SNAPSHOT value={"n":-1}
-SUBAGENT_ERROR name=child run=sub-f1-1 value=negative: -1`,
+STATE_SNAPSHOT run=sub-f1-1 value={"n":-1}
+SUBAGENT_ERROR content="negative: -1" name=child run=sub-f1-1`,
 		},
 		{
 			name:    "a child that fails is started again",
@@ -904,11 +909,11 @@ SUBAGENT_ERROR name=child run=sub-f1-1 value=negative: -1`,
 			retry:   1,
 			wantErr: `workflow "child" failed: negative: -1 (after 2 tries)`,
 			want: `SUBAGENT_STARTED name=child run=sub-f1-1
-STATE_SNAPSHOT value={"n":-1}
-SUBAGENT_ERROR name=child run=sub-f1-1 value=negative: -1
+STATE_SNAPSHOT run=sub-f1-1 value={"n":-1}
+SUBAGENT_ERROR content="negative: -1" name=child run=sub-f1-1
 SUBAGENT_STARTED name=child run=sub-f1-2
-STATE_SNAPSHOT value={"n":-1}
-SUBAGENT_ERROR name=child run=sub-f1-2 value=negative: -1`,
+STATE_SNAPSHOT run=sub-f1-2 value={"n":-1}
+SUBAGENT_ERROR content="negative: -1" name=child run=sub-f1-2`,
 		},
 	}
 	for _, tt := range tests {
@@ -948,7 +953,7 @@ workflow child {
 	if o.Status != vm.Failed || o.Err.Code != vm.ErrTimeout || o.Err.Message != "call child: the workflow did not finish within 20ms" {
 		t.Fatalf("outcome %+v %v", o, o.Err)
 	}
-	want := "SUBAGENT_STARTED name=child run=sub-f1-1\nSUBAGENT_ERROR name=child run=sub-f1-1 value=timed out"
+	want := "SUBAGENT_STARTED name=child run=sub-f1-1\nSUBAGENT_ERROR content=\"timed out\" name=child run=sub-f1-1"
 	if got := strings.TrimSpace(dataEvents(rec)); got != want {
 		t.Errorf("events:\n%s\nwant:\n%s", got, want)
 	}

@@ -26,8 +26,8 @@ const (
 	ReasoningMsgEnd   EventType = "REASONING_MESSAGE_END"     // MessageID
 	ReasoningEnd      EventType = "REASONING_END"             // MessageID
 	SubagentStarted   EventType = "SUBAGENT_STARTED"          // SubagentRunID, Name
-	SubagentFinished  EventType = "SUBAGENT_FINISHED"         // SubagentRunID, Name
-	SubagentError     EventType = "SUBAGENT_ERROR"            // SubagentRunID, Name, Value: the message
+	SubagentFinished  EventType = "SUBAGENT_FINISHED"         // SubagentRunID, Name, Value: the output
+	SubagentError     EventType = "SUBAGENT_ERROR"            // SubagentRunID, Name, Content: the message, Code
 	// HideToolCall asks the event log to hide every earlier event of
 	// ToolCallID from replay and history. It is not sent to clients.
 	HideToolCall EventType = "HIDE_TOOL_CALL"
@@ -54,7 +54,8 @@ type Event struct {
 	ActivityType    string `json:"activityType,omitempty"`
 	Replace         *bool  `json:"replace,omitempty"`
 	Name            string `json:"name,omitempty"`
-	SubagentRunID   string `json:"subagentRunId,omitempty"`
+	SubagentRunID   string `json:"subagentRunId,omitempty"` // the subagent run of SUBAGENT_* events, and the called workflow's run that emitted any other event
+	Code            string `json:"code,omitempty"`
 	Value           any    `json:"value,omitempty"`
 	Patch           []any  `json:"patch,omitempty"`
 

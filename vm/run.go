@@ -127,6 +127,8 @@ type runner struct {
 	vm     exprvm.VM
 	caught *Error // the error a catch node binds
 
+	subagent string // the run id of a called workflow; "" for the main flow
+
 	// checkpoint saves the frame between two nodes of the main flow; nil
 	// for parallel branches, called workflows and sinks that do not save.
 	checkpoint func(*Frame) error
@@ -415,7 +417,13 @@ func (r *runner) set(p *Path, v any) error {
 	return nil
 }
 
-func (r *runner) emit(e Event) error { return r.out.emit(e) }
+// emit sends e; an event of a called workflow names the workflow's run.
+func (r *runner) emit(e Event) error {
+	if r.subagent != "" && e.SubagentRunID == "" {
+		e.SubagentRunID = r.subagent
+	}
+	return r.out.emit(e)
+}
 
 // callWorkflow runs workflow id to its end as a sub-workflow of node n.
 func (r *runner) callWorkflow(ctx context.Context, n *Node, id string, input any) (any, error) {
@@ -427,11 +435,11 @@ func (r *runner) callWorkflow(ctx context.Context, n *Node, id string, input any
 	if err := r.emit(Event{Type: SubagentStarted, SubagentRunID: child.ID, Name: id, NodeID: n.ID}); err != nil {
 		return nil, err
 	}
-	cr := &runner{m: r.m, wf: w, frame: child, max: r.max, visits: r.visits, out: r.out}
+	cr := &runner{m: r.m, wf: w, frame: child, max: r.max, visits: r.visits, out: r.out, subagent: child.ID}
 	mark := r.out.mark()
 	o := cr.loop(ctx, "", nil)
 	if o.Status == Finished {
-		if err := r.emit(Event{Type: SubagentFinished, SubagentRunID: child.ID, Name: id, NodeID: n.ID}); err != nil {
+		if err := r.emit(Event{Type: SubagentFinished, SubagentRunID: child.ID, Name: id, Value: child.Output, NodeID: n.ID}); err != nil {
 			return nil, err
 		}
 		return child.Output, nil
@@ -440,17 +448,17 @@ func (r *runner) callWorkflow(ctx context.Context, n *Node, id string, input any
 	if err := r.out.closeFrom(mark, child); err != nil {
 		return nil, err
 	}
-	msg := "the run was cancelled"
+	msg, code := "the run was cancelled", ErrCancelled
 	switch o.Status {
 	case Suspended:
-		msg = fmt.Sprintf("workflow %q waits for the client, which a called workflow cannot do", id)
+		msg, code = fmt.Sprintf("workflow %q waits for the client, which a called workflow cannot do", id), ErrCall
 	case Failed:
-		msg = o.Err.Message
+		msg, code = o.Err.Message, o.Err.Code
 		if o.Err.Code == ErrDeadline {
-			msg = "timed out"
+			msg, code = "timed out", ErrTimeout
 		}
 	}
-	if err := r.emit(Event{Type: SubagentError, SubagentRunID: child.ID, Name: id, Value: msg, NodeID: n.ID}); err != nil {
+	if err := r.emit(Event{Type: SubagentError, SubagentRunID: child.ID, Name: id, Content: msg, Code: code, NodeID: n.ID}); err != nil {
 		return nil, err
 	}
 	if o.Status == Cancelled {
