@@ -30,7 +30,7 @@ type command struct {
 
 // commands lists aguic's subcommands in the order help shows them.
 func commands() []*command {
-	return []*command{checkCommand(), fmtCommand(), graphCommand(), runCommand(), backupCommand(), restoreCommand()}
+	return []*command{checkCommand(), fmtCommand(), graphCommand(), runCommand(), serveCommand(), backupCommand(), restoreCommand()}
 }
 
 func lookup(name string) *command {

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/stdlib/llm"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+)
+
+// The defaults of aguic serve.
+const (
+	defaultAddr      = "127.0.0.1:8080"
+	defaultServeDir  = "workflows"
+	shutdownGrace    = 30 * time.Second // runs in progress may finish within it
+	readHeaderLimit  = 10 * time.Second
+	recoveryLeaseTTL = time.Minute
+)
+
+func serveCommand() *command {
+	c := &command{
+		name:    "serve",
+		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [dir]",
+		summary: "serve the workflows as AG-UI agents over HTTP",
+		doc: `
+Serve compiles the .wf files of dir (default workflows/) and serves every
+workflow as an AG-UI 1.0 agent: POST {base}/workflows/{id} runs one and
+streams its events (what an AG-UI HttpAgent points at), POST {base} runs
+the workflow forwardedProps.aguic.workflowId or .workflowName names, and
+GET {base}/workflows lists them with their graphs. The OpenAPI document is
+at /openapi.json and /openapi.yaml, a health check at /healthz.
+
+The files are compiled before the server listens: diagnostics go to
+standard error, and errors end the command with status 1. Threads live in
+the data directory (--data); runs a crash left unfinished resume from their
+last saved node in the background once it is opened.
+
+Each flag may also come from the environment: AGUIC_ADDR, AGUIC_DATA,
+AGUIC_BASE_PATH, AGUIC_DEADLINE and AGUIC_MODEL_SCRIPT; a flag wins over
+its variable. --deadline bounds every run (0 for none).
+
+With --model-script, model nodes answer from that script, as with
+aguic run; without it a model node fails.
+
+SIGINT or SIGTERM stops the server gracefully: it stops accepting runs,
+lets the runs in progress finish for up to 30 seconds, then cancels them
+(each ends with its terminal event) and exits with status 0.`,
+	}
+	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
+		addr := fs.String("addr", "", "listen on `host:port` (default $AGUIC_ADDR, else "+defaultAddr+")")
+		data := fs.String("data", "", "the data `dir`ectory (default $AGUIC_DATA, else .aguic)")
+		base := fs.String("base-path", "", "the `path` the AG-UI routes start with (default $AGUIC_BASE_PATH, else "+server.DefaultBasePath+")")
+		deadline := fs.String("deadline", "", "the longest a run may take, a `duration` such as 10m (default $AGUIC_DEADLINE, else 1h)")
+		script := fs.String("model-script", "", "answer model calls from this script `file` (default $AGUIC_MODEL_SCRIPT)")
+		return func(e *env, args []string) int {
+			if len(args) > 1 {
+				return usageError(e, c, "too many arguments: serve takes one directory")
+			}
+			o := serveOptions{
+				dir:      defaultServeDir,
+				addr:     setting(*addr, "AGUIC_ADDR", defaultAddr),
+				data:     dataDir(*data),
+				basePath: setting(*base, "AGUIC_BASE_PATH", server.DefaultBasePath),
+				script:   setting(*script, "AGUIC_MODEL_SCRIPT", ""),
+				deadline: server.DefaultDeadline,
+			}
+			if len(args) == 1 {
+				o.dir = args[0]
+			}
+			if d := setting(*deadline, "AGUIC_DEADLINE", ""); d != "" {
+				v, err := time.ParseDuration(d)
+				if err != nil || v < 0 {
+					return usageError(e, c, "--deadline: %q is not a duration such as 30s, 10m or 1h", d)
+				}
+				o.deadline = v
+				if v == 0 {
+					o.deadline = -1 // no deadline
+				}
+			}
+			if !strings.HasPrefix(o.basePath, "/") || strings.Trim(o.basePath, "/") == "" {
+				return usageError(e, c, "--base-path: %q must be a path below the root, such as /agui", o.basePath)
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return serve(ctx, e, o)
+		}
+	}
+	return c
+}
+
+// setting is a flag's value, else the environment variable's, else def.
+func setting(flagValue, variable, def string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if v := os.Getenv(variable); v != "" {
+		return v
+	}
+	return def
+}
+
+// serveOptions is what aguic serve was asked to do.
+type serveOptions struct {
+	dir, addr, data, basePath, script string
+	deadline                          time.Duration // negative: none
+
+	// ready, when set, is called with the server's URL once it listens
+	// (tests).
+	ready func(url string)
+}
+
+// serve runs the server until ctx is done, then shuts it down gracefully.
+func serve(ctx context.Context, e *env, o serveOptions) int {
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	opts := stdlib.Options{Models: noModels}
+	if o.script != "" {
+		scripted, err := llm.LoadScript(o.script)
+		if err != nil {
+			e.errorf("%v", err)
+			return exitUsage
+		}
+		opts.Models = anyModel(scripted)
+		opts.DefaultModel = scriptedDefault
+	}
+	prog, srcs, status := compileSources(e, []string{o.dir})
+	if prog == nil {
+		return status
+	}
+	reg := vm.NewRegistry()
+	stdlib.RegisterWith(reg, opts)
+	m := &vm.Machine{Program: prog, Registry: reg}
+	bundle, _ := compiler.Bundle(srcs)
+
+	st, err := openData(o.data)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	defer st.Close()
+	vers := &versions{st: st, current: m, machine: func(p *vm.Program) *vm.Machine {
+		return &vm.Machine{Program: p, Registry: reg}
+	}}
+	host, _ := os.Hostname()
+	owner := fmt.Sprintf("aguic-%s-%d", host, os.Getpid())
+	srv, err := server.New(server.Config{
+		Machine:  m,
+		Bundle:   bundle,
+		Store:    st,
+		Load:     vers.load,
+		BasePath: o.basePath,
+		Deadline: o.deadline,
+		Owner:    owner,
+		Logger:   log,
+	})
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: readHeaderLimit, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	// Runs a crash left unfinished resume beside the new ones.
+	recoverCtx, stopRecovery := context.WithCancel(context.Background())
+	var recovery sync.WaitGroup
+	recovery.Go(func() {
+		recovered, err := store.Recover(recoverCtx, st, owner+"/recovery", recoveryLeaseTTL, vers.load)
+		if err != nil {
+			log.Error("recovery failed", "error", err.Error())
+			return
+		}
+		for _, r := range recovered {
+			attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
+			if r.Err != nil {
+				log.Warn("an interrupted run could not resume", append(attrs, "error", r.Err.Error())...)
+				continue
+			}
+			log.Info("resumed an interrupted run", append(attrs, "status", string(r.Outcome.Status))...)
+		}
+	})
+
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	log.Info("serving", "workflows", len(prog.Workflows), "url", url+strings.TrimSuffix(o.basePath, "/"), "openapi", url+"/openapi.json", "data", o.data)
+	if o.ready != nil {
+		o.ready(url)
+	}
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-served:
+		log.Error("the server stopped", "error", err.Error())
+		code = exitUsage
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	var httpDone sync.WaitGroup
+	httpDone.Go(func() {
+		if err := hs.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			log.Warn("closing connections", "error", err.Error())
+		}
+	})
+	if err := srv.Shutdown(shutCtx); err != nil {
+		log.Warn("runs were cancelled at shutdown", "error", err.Error())
+	}
+	httpDone.Wait()
+	hs.Close()
+	stopRecovery()
+	recovery.Wait()
+	return code
+}

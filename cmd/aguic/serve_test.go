@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aguic/aguic/vm/store"
+)
+
+// lockedBuffer is a bytes.Buffer the server's goroutines may write to.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestServe starts aguic serve on a free port, runs a workflow over HTTP,
+// and stops it as a signal does: it exits with status 0, and the thread is
+// in the data directory.
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	wfDir := filepath.Join(dir, "workflows")
+	if err := os.Mkdir(wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  flow { say \"hello <<$agent.latestUserMessage.content>>\" }\n}\n"
+	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	urls := make(chan string, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- serve(ctx, e, serveOptions{
+			dir: wfDir, addr: "127.0.0.1:0", data: filepath.Join(dir, "data"),
+			basePath: "/agui", deadline: -1,
+			ready: func(url string) { urls <- url },
+		})
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case c := <-code:
+		t.Fatalf("serve exited with %d: %s", c, stderr.String())
+	}
+
+	resp, err := http.Post(url+"/agui", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "world"}], "forwardedProps": {"aguic": {"workflowName": "Hello"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(`"delta":"hello world"`)) || !bytes.Contains(body, []byte(`"type":"RUN_FINISHED"`)) {
+		t.Errorf("status %d, stream:\n%s", resp.StatusCode, body)
+	}
+
+	stop()
+	if c := <-code; c != exitOK {
+		t.Errorf("serve exited with %d: %s", c, stderr.String())
+	}
+	logs := stderr.String()
+	for _, want := range []string{"msg=serving", "url=" + url + "/agui", `msg="run ended" workflow=hello thread=t1 run=r1 status=finished`, `msg="shutting down"`} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("the log has no %q:\n%s", want, logs)
+		}
+	}
+	// The thread was kept: the store opens again and holds it.
+	st, err := openData(filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	th, err := st.Thread(context.Background(), store.Key{Scope: "default", Workflow: "hello", Thread: "t1"})
+	if err != nil || th.Status != store.Finished || th.RunID != "r1" {
+		t.Errorf("thread %+v, %v; want finished by r1", th, err)
+	}
+}

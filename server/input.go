@@ -1,0 +1,187 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/vm"
+)
+
+// RunAgentInput is the body of an AG-UI run request. Keys it does not
+// name are accepted and ignored, as AG-UI requires of newer clients.
+type RunAgentInput struct {
+	_ struct{} `json:"-" additionalProperties:"true"`
+
+	ThreadID        string         `json:"threadId" minLength:"1" doc:"The thread: the conversation of a conversation workflow, a label for a stateless one."`
+	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id; the server makes one when it is empty."`
+	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true" doc:"The run this one follows, echoed in RUN_STARTED."`
+	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
+	Messages        []Message      `json:"messages,omitempty" doc:"The whole history for a stateless workflow; only the new turn for a conversation."`
+	State           any            `json:"state,omitempty" doc:"The client's state, $agent.state."`
+	Tools           []Tool         `json:"tools,omitempty" doc:"The client's frontend tools, $agent.tools."`
+	Context         []ContextEntry `json:"context,omitempty" doc:"Context entries, $agent.context."`
+	ForwardedProps  any            `json:"forwardedProps,omitempty" doc:"On POST {base}, forwardedProps.aguic.workflowId or .workflowName (or either directly under forwardedProps) picks the workflow."`
+	Resume          []ResumeEntry  `json:"resume,omitempty" doc:"Answers to every open interrupt of the thread."`
+}
+
+// Message is an AG-UI message of any role, kept as it was read.
+type Message struct{ agui.Message }
+
+// Schema describes a message: a role and the fields of that role.
+func (Message) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{
+		Type:        huma.TypeObject,
+		Description: "An AG-UI message: developer, system, assistant, user, tool, activity or reasoning.",
+		Properties: map[string]*huma.Schema{
+			"id":   {Type: huma.TypeString},
+			"role": {Type: huma.TypeString, Enum: []any{agui.RoleDeveloper, agui.RoleSystem, agui.RoleAssistant, agui.RoleUser, agui.RoleTool, agui.RoleActivity, agui.RoleReasoning}},
+			"content": {
+				Description: "Text, or for user and tool messages a list of parts (text, image, audio, video, document); any JSON for activity messages.",
+			},
+			"name":         {Type: huma.TypeString},
+			"toolCalls":    {Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}},
+			"toolCallId":   {Type: huma.TypeString},
+			"activityType": {Type: huma.TypeString},
+		},
+		Required:             []string{"role"},
+		AdditionalProperties: true,
+	}
+}
+
+// Tool is one of the client's tools.
+type Tool struct {
+	_ struct{} `json:"-" additionalProperties:"true"`
+	agui.Tool
+}
+
+// ContextEntry is one entry of the request's context.
+type ContextEntry struct {
+	_ struct{} `json:"-" additionalProperties:"true"`
+	agui.Context
+}
+
+// ResumeEntry answers one open interrupt.
+type ResumeEntry struct {
+	_           struct{} `json:"-" additionalProperties:"true"`
+	InterruptID string   `json:"interruptId" minLength:"1"`
+	Status      string   `json:"status" enum:"resolved,cancelled"`
+	Payload     any      `json:"payload,omitempty"`
+}
+
+// input is what BuildAgent reads of the request.
+func (in *RunAgentInput) input() agui.Input {
+	out := agui.Input{State: in.State}
+	if in.Messages != nil {
+		out.Messages = make([]agui.Message, len(in.Messages))
+		for i, m := range in.Messages {
+			out.Messages[i] = m.Message
+		}
+	}
+	if in.Tools != nil {
+		out.Tools = make([]agui.Tool, len(in.Tools))
+		for i, t := range in.Tools {
+			out.Tools[i] = t.Tool
+		}
+	}
+	if in.Context != nil {
+		out.Context = make([]agui.Context, len(in.Context))
+		for i, c := range in.Context {
+			out.Context[i] = c.Context
+		}
+	}
+	return out
+}
+
+// resume is the request's answers to interrupts.
+func (in *RunAgentInput) resume() []vm.ResumeEntry {
+	if len(in.Resume) == 0 {
+		return nil
+	}
+	out := make([]vm.ResumeEntry, len(in.Resume))
+	for i, r := range in.Resume {
+		out[i] = vm.ResumeEntry{InterruptID: r.InterruptID, Status: r.Status, Payload: vm.Normalize(r.Payload)}
+	}
+	return out
+}
+
+// selector picks a workflow by id or by title.
+type selector struct {
+	id, name string
+}
+
+// selectorOf reads the workflow selector of forwardedProps: the aguic
+// object's workflowId or workflowName, else the same keys directly under
+// forwardedProps. Exactly one of the two must be given.
+func selectorOf(props any) (selector, error) {
+	if props == nil {
+		return selector{}, badRequest("forwardedProps.aguic.workflowId or forwardedProps.aguic.workflowName must name the workflow to run")
+	}
+	obj, ok := props.(map[string]any)
+	if !ok {
+		return selector{}, badRequest("forwardedProps must be an object")
+	}
+	where := "forwardedProps"
+	if nested, ok := obj["aguic"]; ok && nested != nil {
+		n, ok := nested.(map[string]any)
+		if !ok {
+			return selector{}, badRequest("forwardedProps.aguic must be an object")
+		}
+		if hasSelector(n) {
+			obj, where = n, "forwardedProps.aguic"
+		}
+	}
+	var sel selector
+	for key, dst := range map[string]*string{"workflowId": &sel.id, "workflowName": &sel.name} {
+		v, ok := obj[key]
+		if !ok || v == nil {
+			continue
+		}
+		s, ok := v.(string)
+		if !ok || s == "" {
+			return selector{}, badRequest(fmt.Sprintf("%s.%s must be a non-empty string", where, key))
+		}
+		*dst = s
+	}
+	switch {
+	case sel.id != "" && sel.name != "":
+		return selector{}, badRequest(fmt.Sprintf("%s names the workflow twice: give workflowId or workflowName, not both", where))
+	case sel.id == "" && sel.name == "":
+		return selector{}, badRequest("forwardedProps.aguic.workflowId or forwardedProps.aguic.workflowName must name the workflow to run")
+	}
+	return sel, nil
+}
+
+func hasSelector(obj map[string]any) bool {
+	_, id := obj["workflowId"]
+	_, name := obj["workflowName"]
+	return id || name
+}
+
+// workflow resolves a selector: 404 for an unknown id or name, 400 for a
+// name several workflows have.
+func (s *Server) workflow(sel selector) (*vm.Workflow, error) {
+	if sel.id != "" {
+		w := s.cfg.Machine.Program.Workflow(sel.id)
+		if w == nil {
+			return nil, huma.Error404NotFound(fmt.Sprintf("no workflow has the id %q", sel.id))
+		}
+		return w, nil
+	}
+	ws := s.byTitle[sel.name]
+	switch len(ws) {
+	case 0:
+		return nil, huma.Error404NotFound(fmt.Sprintf("no workflow has the name %q", sel.name))
+	case 1:
+		return ws[0], nil
+	}
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID
+	}
+	return nil, badRequest(fmt.Sprintf("%d workflows have the name %q (ids %q): name one by its workflowId", len(ws), sel.name, ids))
+}
+
+func badRequest(msg string) error { return huma.NewError(http.StatusBadRequest, msg) }

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/google/uuid"
+
+	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+)
+
+// run is one run in progress: the goroutine that executes it writes its
+// frames here, and every stream of the run reads them. Writing never
+// waits for a reader, so a slow or vanished client cannot hold the run up.
+type run struct {
+	id     string
+	key    store.Key
+	now    func() time.Time
+	ctx    context.Context // the run's own: the server's, with the deadline
+	cancel context.CancelFunc
+	lease  store.Lease   // the lease admit took
+	done   chan struct{} // closed when the run ended and its terminal frame is written
+
+	mu     sync.Mutex
+	frames []frame
+	ended  bool
+	wake   chan struct{} // closed and replaced at every change
+}
+
+// frame is one SSE frame: the event's JSON and its sequence number in the
+// thread's log (0: not stored, the frame has no id).
+type frame struct {
+	seq  uint64
+	data []byte
+}
+
+func newRun(id string, key store.Key, now func() time.Time) *run {
+	return &run{id: id, key: key, now: now, done: make(chan struct{}), wake: make(chan struct{})}
+}
+
+func (r *run) push(f frame, last bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended {
+		return
+	}
+	r.frames = append(r.frames, f)
+	r.ended = last
+	close(r.wake)
+	r.wake = make(chan struct{})
+}
+
+// next returns the frames from index i on, whether the run has ended, and
+// a channel closed at the next change.
+func (r *run) next(i int) ([]frame, bool, <-chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.frames[i:], r.ended, r.wake
+}
+
+// Emit passes an event that has no sequence number.
+func (r *run) Emit(e vm.Event) error { return r.EmitSeq(0, e) }
+
+// EmitSeq turns a live event into its frame. It never fails: a run does
+// not stop for its audience.
+func (r *run) EmitSeq(seq uint64, e vm.Event) error {
+	if e.Silent {
+		return nil
+	}
+	ev, ok := agui.FromVM(e)
+	if !ok {
+		return nil // HIDE_TOOL_CALL is for the log only
+	}
+	r.pushEvent(seq, ev, false)
+	return nil
+}
+
+// pushEvent adds the frame of ev, stamped with the time.
+func (r *run) pushEvent(seq uint64, ev agui.Event, last bool) {
+	data, err := agui.WithTimestamp(ev, r.now()).MarshalJSON()
+	if err != nil {
+		data, _ = agui.WithTimestamp(agui.RunError("encoding an event failed: "+err.Error(), vm.ErrInternal), r.now()).MarshalJSON()
+	}
+	r.push(frame{seq: seq, data: data}, last)
+}
+
+// runRequest is an AG-UI run request resolved to its workflow.
+type runRequest struct {
+	wf *vm.Workflow
+	in *RunAgentInput
+}
+
+// start validates a run request, takes the thread's lease and starts the
+// run; the 4xx answers all come from here, before any stream.
+func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamResponse, error) {
+	in, wf := req.in, req.wf
+	if in.RunID == "" {
+		in.RunID = "run-" + uuid.NewString()
+	}
+	key := store.Key{Scope: defaultScope, Workflow: wf.ID, Thread: in.ThreadID}
+	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
+		// A client that sends nothing new asks where the conversation
+		// stands (it reloaded): the snapshot stream, and nothing runs.
+		h, err := s.history(ctx, key, 0)
+		if err == nil {
+			return s.snapshot(in.ThreadID, in.RunID, h), nil
+		}
+		if !isNotFound(err) {
+			return nil, err
+		}
+	}
+	agent, err := agui.BuildAgent(in.input(), wf.Conversation)
+	if err != nil {
+		// The request is well formed but the workflow cannot take it:
+		// AG-UI says RUN_ERROR, and nothing starts.
+		r := newRun(in.RunID, key, s.now)
+		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
+		close(r.done)
+		return s.stream(r), nil
+	}
+	r, err := s.admit(ctx, key, in.RunID)
+	if err != nil {
+		return nil, err
+	}
+	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+	sreq := store.Request{
+		Key:     key,
+		Owner:   s.owner(in.RunID),
+		TTL:     defaultLeaseTTL,
+		RunID:   in.RunID,
+		Machine: s.cfg.Machine,
+		Bundle:  s.cfg.Bundle,
+		Load:    s.cfg.Load,
+		Live:    r,
+		Now:     s.now,
+	}
+	if wf.Conversation {
+		sreq.Resume = &vm.Resume{Agent: agent, Interrupts: in.resume()}
+	} else {
+		sreq.Fresh = true
+		sreq.Context = map[string]any{"agent": agent}
+	}
+	go s.execute(r, in.ThreadID, sreq)
+	return s.stream(r), nil
+}
+
+func isNotFound(err error) bool {
+	var se huma.StatusError
+	return errors.As(err, &se) && se.GetStatus() == http.StatusNotFound
+}
+
+func (s *Server) owner(runID string) string { return s.cfg.Owner + "/" + runID }
+
+// admit registers a run on the thread key and takes the thread's lease
+// for it: 409 while another run holds the thread, here or in another
+// process, and 503 once Shutdown began.
+func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, error) {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil, huma.NewError(http.StatusServiceUnavailable, "the server is shutting down")
+	}
+	if other := s.runs[key]; other != nil {
+		s.mu.Unlock()
+		return nil, busy(key)
+	}
+	runCtx, cancel := context.WithCancel(s.runCtx)
+	if s.cfg.Deadline > 0 {
+		runCtx, cancel = withDeadline(runCtx, cancel, s.cfg.Deadline)
+	}
+	r := newRun(runID, key, s.now)
+	r.ctx, r.cancel = runCtx, cancel
+	s.runs[key] = r
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	// The lease taken here is the run's: store.Execute takes it again as
+	// the same owner, so no other owner can slip in between.
+	lease, err := s.cfg.Store.Acquire(ctx, key, s.owner(runID), defaultLeaseTTL)
+	if err != nil {
+		s.forget(r)
+		cancel()
+		s.wg.Done()
+		if errors.Is(err, store.ErrBusy) {
+			return nil, busy(key)
+		}
+		return nil, huma.Error500InternalServerError("taking the thread failed", err)
+	}
+	r.lease = lease
+	return r, nil
+}
+
+func busy(key store.Key) error {
+	return huma.Error409Conflict(fmt.Sprintf("a run is in progress on thread %q of workflow %q; send the next request when it has finished", key.Thread, key.Workflow))
+}
+
+func withDeadline(ctx context.Context, cancel context.CancelFunc, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, c2 := context.WithTimeout(ctx, d)
+	return ctx, func() { c2(); cancel() }
+}
+
+// forget removes r from the runs in progress.
+func (s *Server) forget(r *run) {
+	s.mu.Lock()
+	if s.runs[r.key] == r {
+		delete(s.runs, r.key)
+	}
+	s.mu.Unlock()
+}
+
+// execute runs one run to its end in a goroutine of its own: the request
+// that started it may be gone long before.
+func (s *Server) execute(r *run, threadID string, req store.Request) {
+	defer s.wg.Done()
+	defer close(r.done)
+	defer r.cancel()
+	started := s.now()
+	o, _, err := store.Execute(r.ctx, s.cfg.Store, req)
+	// store.Execute released its own lease, which fenced out the one
+	// admit took; that one is still held only when Execute failed before
+	// it took the thread (ErrLeaseLost otherwise).
+	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
+	s.forget(r)
+	now := s.now()
+	r.pushEvent(0, terminal(threadID, r.id, o, err), true)
+	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}
+	switch {
+	case err != nil:
+		s.log.Error("run failed", append(attrs, "error", err.Error())...)
+	case o.Status == vm.Failed:
+		s.log.Info("run ended", append(attrs, "error", o.Err.Message, "code", o.Err.Code)...)
+	default:
+		s.log.Info("run ended", attrs...)
+	}
+}
+
+// terminal is the event that ends a run's stream.
+func terminal(threadID, runID string, o vm.Outcome, err error) agui.Event {
+	if err != nil {
+		code := vm.ErrInternal
+		if errors.Is(err, store.ErrBusy) {
+			code = "busy"
+		}
+		return agui.RunError(err.Error(), code)
+	}
+	return agui.RunFinished(threadID, runID, o, nil)
+}

@@ -1,0 +1,227 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+)
+
+// The defaults of Config.
+const (
+	DefaultBasePath  = "/agui"
+	DefaultDeadline  = time.Hour
+	DefaultBodyLimit = 16 << 20 // AG-UI histories grow long
+	DefaultOwner     = "aguic"
+	DefaultKeepAlive = 15 * time.Second
+	defaultReadLimit = time.Minute // reading one request body
+	defaultLeaseTTL  = time.Minute // renewed while the run lasts
+)
+
+// Version is the version the OpenAPI document announces.
+const Version = "0.1.0"
+
+// defaultScope is the tenancy scope of every thread until requests carry
+// an identity.
+const defaultScope = "default"
+
+// Config configures a Server. Machine, Store are required; the rest has
+// defaults.
+type Config struct {
+	// Machine runs the current program: its workflows are the ones served.
+	Machine *vm.Machine
+	// Bundle is the program's sources (compiler.Bundle), stored with the
+	// threads that run on it so they can resume after the files change.
+	Bundle []byte
+	// Store keeps threads, their events and leases.
+	Store store.Store
+	// Load returns the machine of another program version, for threads
+	// pinned to one; nil serves only threads of the current version.
+	Load store.Loader
+
+	BasePath  string        // the prefix of the AG-UI routes; default "/agui"
+	Deadline  time.Duration // the longest a run may take; default 1h, negative for none
+	BodyLimit int64         // the largest request body in bytes; default 16 MiB
+	KeepAlive time.Duration // the interval of SSE keep-alive comments; default 15s
+	Owner     string        // the prefix of lease owners; default "aguic"
+	Logger    *slog.Logger  // default slog.Default()
+	Now       func() time.Time
+}
+
+// Server serves AG-UI runs of the workflows of one program.
+type Server struct {
+	cfg     Config
+	base    string
+	mux     *http.ServeMux
+	api     huma.API
+	log     *slog.Logger
+	now     func() time.Time
+	byTitle map[string][]*vm.Workflow
+
+	// runCtx is the parent of every run; stop cancels it (Shutdown at its
+	// deadline).
+	runCtx context.Context
+	stop   context.CancelFunc
+
+	mu      sync.Mutex
+	closing bool
+	runs    map[store.Key]*run
+	wg      sync.WaitGroup
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Machine == nil || cfg.Machine.Program == nil {
+		return nil, errors.New("server: no program to serve")
+	}
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	if cfg.BasePath == "" {
+		cfg.BasePath = DefaultBasePath
+	}
+	base := "/" + strings.Trim(cfg.BasePath, "/")
+	if base == "/" {
+		return nil, errors.New("server: the base path must not be the root")
+	}
+	if cfg.Deadline == 0 {
+		cfg.Deadline = DefaultDeadline
+	}
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = DefaultBodyLimit
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = DefaultOwner
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Load == nil {
+		cur := cfg.Machine
+		cfg.Load = func(_ context.Context, hash string) (*vm.Machine, error) {
+			if hash == cur.Program.Hash {
+				return cur, nil
+			}
+			return nil, fmt.Errorf("version %s of the workflows is not loaded", hash)
+		}
+	}
+	s := &Server{
+		cfg:     cfg,
+		base:    base,
+		mux:     http.NewServeMux(),
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		byTitle: map[string][]*vm.Workflow{},
+		runs:    map[store.Key]*run{},
+	}
+	for _, w := range cfg.Machine.Program.Workflows {
+		if w.Title != "" {
+			s.byTitle[w.Title] = append(s.byTitle[w.Title], w)
+		}
+	}
+	s.runCtx, s.stop = context.WithCancel(context.Background())
+	s.api = humago.New(s.mux, s.humaConfig())
+	s.api.UseMiddleware(badRequests)
+	s.register()
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// API returns the Huma API, to register more operations beside the
+// server's.
+func (s *Server) API() huma.API { return s.api }
+
+// Shutdown stops accepting runs and waits until the runs in progress end
+// or ctx is done; then it cancels them, so each ends with its terminal
+// event, and waits for them to save their outcome. It returns ctx.Err()
+// when it had to cancel runs.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		s.stop()
+		return nil
+	case <-ctx.Done():
+	}
+	s.stop()
+	<-done
+	return ctx.Err()
+}
+
+func (s *Server) humaConfig() huma.Config {
+	c := huma.DefaultConfig("aguic", Version)
+	c.Info.Description = "Workflows compiled from .wf files, served as AG-UI 1.0 agents."
+	c.OpenAPIPath = "/openapi"
+	c.DocsPath = ""    // the built-in renderers load from a CDN
+	c.SchemasPath = "" // schemas are in the OpenAPI document
+	c.CreateHooks = nil
+	c.Transformers = append(c.Transformers, badRequestBody)
+	c.OnAddOperation = append(c.OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+		// badRequests answers 400 where Huma answers 422.
+		if r := op.Responses["422"]; r != nil {
+			delete(op.Responses, "422")
+			if op.Responses["400"] == nil {
+				op.Responses["400"] = r
+				r.Description = http.StatusText(http.StatusBadRequest)
+			}
+		}
+	})
+	return c
+}
+
+// badRequests answers 400 instead of Huma's 422 to a request whose body
+// does not validate: AG-UI and its servers say 400 for every request that
+// is not well formed.
+func badRequests(ctx huma.Context, next func(huma.Context)) {
+	next(status400{ctx})
+}
+
+// humaContext names huma.Context for embedding: a field named Context
+// would hide its Context method.
+type humaContext = huma.Context
+
+type status400 struct{ humaContext }
+
+func (c status400) SetStatus(code int) {
+	if code == http.StatusUnprocessableEntity {
+		code = http.StatusBadRequest
+	}
+	c.humaContext.SetStatus(code)
+}
+
+func (c status400) Unwrap() huma.Context { return c.humaContext }
+
+// badRequestBody is the transformer that goes with badRequests: the
+// problem's status and title say 400 too.
+func badRequestBody(_ huma.Context, status string, v any) (any, error) {
+	if e, ok := v.(*huma.ErrorModel); ok && e.Status == http.StatusUnprocessableEntity {
+		e.Status = http.StatusBadRequest
+		e.Title = http.StatusText(http.StatusBadRequest)
+	}
+	return v, nil
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/aguic/aguic/server/agui"
+)
+
+// stream is the response that streams r's frames as server-sent events
+// until its terminal frame, or until the client goes away (the run goes
+// on without it).
+func (s *Server) stream(r *run) *huma.StreamResponse {
+	return &huma.StreamResponse{Body: func(ctx huma.Context) {
+		req, w := humago.Unwrap(ctx)
+		agui.SSEHeaders(w.Header())
+		ctx.SetStatus(http.StatusOK)
+		rc := http.NewResponseController(w)
+		// A stream may outlast any write timeout of the http.Server.
+		_ = rc.SetWriteDeadline(time.Time{})
+		if rc.Flush() != nil {
+			return
+		}
+		sw := agui.NewSSEWriter(w, rc.Flush)
+		tick := time.NewTicker(s.cfg.KeepAlive)
+		defer tick.Stop()
+		for i := 0; ; {
+			frames, ended, wake := r.next(i)
+			for _, f := range frames {
+				if sw.WriteData(f.seq, f.data) != nil {
+					return
+				}
+			}
+			i += len(frames)
+			if ended {
+				return
+			}
+			select {
+			case <-wake:
+			case <-req.Context().Done():
+				return
+			case <-tick.C:
+				if sw.Ping() != nil {
+					return
+				}
+			}
+		}
+	}}
+}

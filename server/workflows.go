@@ -1,0 +1,187 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/aguic/aguic/vm"
+)
+
+// WorkflowInfo describes one served workflow.
+type WorkflowInfo struct {
+	ID           string        `json:"id"`
+	Title        string        `json:"title,omitempty"`
+	Description  string        `json:"description,omitempty"`
+	Conversation bool          `json:"conversation" doc:"Whether the thread keeps the conversation (send only the new turn) or the workflow is stateless (send the whole history)."`
+	URL          string        `json:"url" doc:"The path to POST AG-UI runs of this workflow to."`
+	Graph        string        `json:"graph" doc:"The workflow's graph as a Mermaid flowchart."`
+	Capabilities *Capabilities `json:"capabilities,omitempty" doc:"What the workflow uses of AG-UI (GET of one workflow only)."`
+}
+
+// Capabilities are the AG-UI agent capabilities of a workflow, derived
+// from the nodes it and the workflows it calls use. Only the categories
+// that apply are present.
+type Capabilities struct {
+	Identity       *IdentityCaps  `json:"identity,omitempty"`
+	Transport      *TransportCaps `json:"transport,omitempty"`
+	Tools          *ToolsCaps     `json:"tools,omitempty"`
+	State          *StateCaps     `json:"state,omitempty"`
+	Reasoning      *ReasoningCaps `json:"reasoning,omitempty"`
+	HumanInTheLoop *HITLCaps      `json:"humanInTheLoop,omitempty"`
+	MultiAgent     *MultiCaps     `json:"multiAgent,omitempty"`
+}
+
+// IdentityCaps names the agent.
+type IdentityCaps struct {
+	Name        string `json:"name,omitempty"`
+	Type        string `json:"type,omitempty"`
+	Description string `json:"description,omitempty"`
+	Version     string `json:"version,omitempty"`
+}
+
+// TransportCaps says how events travel.
+type TransportCaps struct {
+	Streaming bool `json:"streaming"`
+	Resumable bool `json:"resumable,omitempty"`
+}
+
+// ToolsCaps says whether the workflow calls tools, and whether the
+// client's own tools take part.
+type ToolsCaps struct {
+	Supported      bool `json:"supported"`
+	ClientProvided bool `json:"clientProvided,omitempty"`
+}
+
+// StateCaps says how the workflow shares state with the client.
+type StateCaps struct {
+	Snapshots       bool `json:"snapshots,omitempty"`
+	Deltas          bool `json:"deltas,omitempty"`
+	PersistentState bool `json:"persistentState,omitempty"`
+}
+
+// ReasoningCaps says whether the workflow streams model reasoning.
+type ReasoningCaps struct {
+	Supported bool `json:"supported"`
+	Streaming bool `json:"streaming,omitempty"`
+}
+
+// HITLCaps says how the workflow waits for people.
+type HITLCaps struct {
+	Supported  bool `json:"supported"`
+	Approvals  bool `json:"approvals,omitempty"`
+	Interrupts bool `json:"interrupts,omitempty"`
+}
+
+// MultiCaps says whether the workflow calls other workflows.
+type MultiCaps struct {
+	Supported  bool `json:"supported"`
+	Delegation bool `json:"delegation,omitempty"`
+}
+
+func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
+	var g strings.Builder
+	w.WriteMermaid(&g)
+	out := WorkflowInfo{
+		ID:           w.ID,
+		Title:        w.Title,
+		Description:  w.Description,
+		Conversation: w.Conversation,
+		URL:          s.base + "/workflows/" + w.ID,
+		Graph:        g.String(),
+	}
+	if detail {
+		out.Capabilities = capabilities(s.cfg.Machine.Program, w)
+	}
+	return out
+}
+
+// capabilities derives what w uses of AG-UI from its nodes and those of
+// the workflows it calls: tools from model nodes with tools and from
+// frontend_tool and backend_tool; state from the state nodes; human in
+// the loop from frontend_tool, interrupt and suspend; reasoning from
+// model nodes. Streaming is always on.
+func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
+	c := &Capabilities{
+		Identity:  &IdentityCaps{Name: w.ID, Type: "aguic workflow", Description: w.Description},
+		Transport: &TransportCaps{Streaming: true},
+	}
+	if w.Title != "" {
+		c.Identity.Name = w.Title
+	}
+	seen := map[string]bool{}
+	var visit func(w *vm.Workflow)
+	visit = func(w *vm.Workflow) {
+		if w == nil || seen[w.ID] {
+			return
+		}
+		seen[w.ID] = true
+		for _, n := range w.Nodes {
+			switch n.Kind {
+			case "model":
+				if c.Reasoning == nil {
+					c.Reasoning = &ReasoningCaps{Supported: true}
+				}
+				if !setFalse(n, "stream_reasoning") {
+					c.Reasoning.Streaming = true
+				}
+				if t := n.Keys["tools"]; t != nil {
+					tools(c).Supported = true
+					if t.Frontend {
+						tools(c).ClientProvided = true
+					}
+				}
+			case "frontend_tool":
+				tools(c).ClientProvided = true
+				hitl(c).Approvals = true
+			case "backend_tool":
+				tools(c)
+			case "interrupt":
+				hitl(c).Interrupts = true
+			case "suspend":
+				hitl(c)
+			case "state sync", "state snapshot", "state delta":
+				if c.State == nil {
+					c.State = &StateCaps{}
+				}
+				if n.Kind != "state delta" {
+					c.State.Snapshots = true
+				}
+				if n.Kind != "state snapshot" {
+					c.State.Deltas = true
+				}
+			case "call":
+				if c.MultiAgent == nil {
+					c.MultiAgent = &MultiCaps{Supported: true, Delegation: true}
+				}
+				if n.Arg != nil {
+					visit(p.Workflow(strings.TrimSpace(n.Arg.Source)))
+				}
+			}
+		}
+	}
+	visit(w)
+	if c.State != nil && w.Conversation {
+		c.State.PersistentState = true
+	}
+	return c
+}
+
+func tools(c *Capabilities) *ToolsCaps {
+	if c.Tools == nil {
+		c.Tools = &ToolsCaps{Supported: true}
+	}
+	return c.Tools
+}
+
+func hitl(c *Capabilities) *HITLCaps {
+	if c.HumanInTheLoop == nil {
+		c.HumanInTheLoop = &HITLCaps{Supported: true}
+	}
+	return c.HumanInTheLoop
+}
+
+// setFalse reports whether node n sets key to the literal false; a key
+// written as an expression counts as its default.
+func setFalse(n *vm.Node, key string) bool {
+	v := n.Keys[key]
+	return v != nil && strings.TrimSpace(v.Source) == "false"
+}
