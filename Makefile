@@ -3,10 +3,10 @@
 GO ?= go
 FUZZTIME ?= 15s
 
-.PHONY: test unit vet lint-workflows fuzz bench build
+.PHONY: test unit vet lint-workflows e2e fuzz bench build
 
-## test: every test, the checks of the example workflows and docs, and short fuzz runs
-test: vet unit lint-workflows fuzz
+## test: every test, the checks of the example workflows and docs, the AG-UI conformance suite, and short fuzz runs
+test: vet unit lint-workflows e2e fuzz
 
 ## unit: go test over every package, and the race detector over the packages that run concurrently
 unit:
@@ -23,6 +23,10 @@ lint-workflows:
 	$(GO) run ./cmd/aguic check workflows
 	@out=$$($(GO) run ./cmd/aguic fmt -l workflows); \
 	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
+
+## e2e: the AG-UI conformance suite: aguic serve driven by the official client (Node)
+e2e:
+	cd e2e && npm ci --no-audit --no-fund --loglevel=error && npm test
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:
