@@ -2,45 +2,70 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
+	"strings"
+
+	"github.com/aguic/aguic/server"
 )
 
 func backupCommand() *command {
 	c := &command{
 		name:    "backup",
-		args:    "[--data dir] file",
+		args:    "[--data dir | --from url [--token token]] file",
 		summary: "write a backup of the data directory",
 		doc: `
 Backup writes everything the data directory holds (threads, their events
 and runs, the workflow versions conversations are pinned to) to file, or
 to standard output when file is "-". The directory is --data, or
 AGUIC_DATA, or .aguic under the working directory. Restore the file with
-"aguic restore".`,
+"aguic restore".
+
+Only one process can use a data directory. While "aguic serve" uses it,
+take the backup from the server instead: --from names the server's AG-UI
+base URL (such as http://127.0.0.1:8080/agui) and --token the admin token
+it was started with (default $AGUIC_ADMIN_TOKEN). The server writes a
+consistent backup while it goes on serving.`,
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		data := fs.String("data", "", "the data `dir`ectory (default $AGUIC_DATA, else .aguic)")
+		from := fs.String("from", "", "take the backup from the running server at this base `url`")
+		token := fs.String("token", "", "the server's admin `token` (default $AGUIC_ADMIN_TOKEN)")
 		return func(e *env, args []string) int {
 			if len(args) != 1 {
 				return usageError(e, c, "backup needs one file to write")
 			}
-			st, err := openData(dataDir(*data))
-			if err != nil {
-				e.errorf("%v", err)
-				return exitUsage
+			var src backupSource
+			if *from != "" {
+				t := *token
+				if t == "" {
+					t = os.Getenv("AGUIC_ADMIN_TOKEN")
+				}
+				src = remoteBackup{url: strings.TrimSuffix(*from, "/") + server.BackupPath, token: t}
+			} else {
+				st, err := openData(dataDir(*data))
+				if err != nil {
+					e.errorf("%v", err)
+					return exitUsage
+				}
+				defer st.Close()
+				src = st
 			}
-			defer st.Close()
 			var w io.Writer = e.stdout
 			var f *os.File
 			if args[0] != "-" {
+				var err error
 				if f, err = os.Create(args[0]); err != nil {
 					e.errorf("%v", err)
 					return exitUsage
 				}
 				w = f
 			}
-			err = st.Backup(context.Background(), w)
+			err := src.Backup(context.Background(), w)
 			if f != nil {
 				if cerr := f.Close(); err == nil {
 					err = cerr
@@ -54,6 +79,40 @@ AGUIC_DATA, or .aguic under the working directory. Restore the file with
 		}
 	}
 	return c
+}
+
+// backupSource is where a backup comes from: a data directory, or a
+// running server.
+type backupSource interface {
+	Backup(ctx context.Context, w io.Writer) error
+}
+
+// remoteBackup downloads a backup from a running server.
+type remoteBackup struct{ url, token string }
+
+func (r remoteBackup) Backup(ctx context.Context, w io.Writer) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.url, nil)
+	if err != nil {
+		return err
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		var p struct{ Detail string }
+		if json.Unmarshal(body, &p) == nil && p.Detail != "" {
+			return fmt.Errorf("backup from %s: %s", r.url, p.Detail)
+		}
+		return fmt.Errorf("backup from %s: %s", r.url, resp.Status)
+	}
+	_, err = io.Copy(w, resp.Body)
+	return err
 }
 
 func restoreCommand() *command {
