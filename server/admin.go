@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"crypto/subtle"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"

@@ -115,6 +115,7 @@ func (s *Server) register() {
 		return &workflowOne{Body: s.info(wf, true)}, nil
 	})
 	s.registerHistory()
+	s.registerThreads()
 	huma.Register(s.api, huma.Operation{
 		OperationID: "health",
 		Method:      http.MethodGet,

@@ -25,6 +25,7 @@ type run struct {
 	now    func() time.Time
 	ctx    context.Context // the run's own: the server's, with the deadline
 	cancel context.CancelFunc
+	owner  string        // the lease owner: the server's prefix, the run id, a nonce
 	lease  store.Lease   // the lease admit took
 	done   chan struct{} // closed when the run ended and its terminal frame is written
 
@@ -32,6 +33,7 @@ type run struct {
 	frames []frame
 	ended  bool
 	wake   chan struct{} // closed and replaced at every change
+	final  vm.Status     // how the run ended, once it has
 }
 
 // frame is one SSE frame: the event's JSON and its sequence number in the
@@ -55,6 +57,24 @@ func (r *run) push(f frame, last bool) {
 	r.ended = last
 	close(r.wake)
 	r.wake = make(chan struct{})
+}
+
+// end marks the frames complete without adding one.
+func (r *run) end() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.ended {
+		r.ended = true
+		close(r.wake)
+		r.wake = make(chan struct{})
+	}
+}
+
+// status is how the run ended; "" while it runs.
+func (r *run) status() vm.Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.final
 }
 
 // next returns the frames from index i on, whether the run has ended, and
@@ -132,7 +152,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	sreq := store.Request{
 		Key:     key,
-		Owner:   s.owner(in.RunID),
+		Owner:   r.owner,
 		TTL:     defaultLeaseTTL,
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
@@ -156,7 +176,11 @@ func isNotFound(err error) bool {
 	return errors.As(err, &se) && se.GetStatus() == http.StatusNotFound
 }
 
-func (s *Server) owner(runID string) string { return s.cfg.Owner + "/" + runID }
+// owner is a lease owner unique to one run, even when clients reuse run
+// ids: only the same owner may take a held lease again.
+func (s *Server) owner(runID string) string {
+	return s.cfg.Owner + "/" + runID + "/" + uuid.NewString()[:8]
+}
 
 // admit registers a run on the thread key and takes the thread's lease
 // for it: 409 while another run holds the thread, here or in another
@@ -176,14 +200,14 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, 
 		runCtx, cancel = withDeadline(runCtx, cancel, s.cfg.Deadline)
 	}
 	r := newRun(runID, key, s.now)
-	r.ctx, r.cancel = runCtx, cancel
+	r.ctx, r.cancel, r.owner = runCtx, cancel, s.owner(runID)
 	s.runs[key] = r
 	s.wg.Add(1)
 	s.mu.Unlock()
 
 	// The lease taken here is the run's: store.Execute takes it again as
 	// the same owner, so no other owner can slip in between.
-	lease, err := s.cfg.Store.Acquire(ctx, key, s.owner(runID), defaultLeaseTTL)
+	lease, err := s.cfg.Store.Acquire(ctx, key, r.owner, defaultLeaseTTL)
 	if err != nil {
 		s.forget(r)
 		cancel()
@@ -228,6 +252,12 @@ func (s *Server) execute(r *run, threadID string, req store.Request) {
 	// it took the thread (ErrLeaseLost otherwise).
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.forget(r)
+	r.mu.Lock()
+	r.final = o.Status
+	if err != nil {
+		r.final = vm.Failed
+	}
+	r.mu.Unlock()
 	now := s.now()
 	r.pushEvent(0, terminal(threadID, r.id, o, err), true)
 	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}

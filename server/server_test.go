@@ -39,15 +39,30 @@ type env struct {
 
 func newEnv(t *testing.T, edit func(*server.Config)) *env {
 	t.Helper()
+	srv, st := newServer(t, edit)
+	e := &env{t: t, srv: srv, store: st, served: make(chan string, 100)}
+	h := srv.Handler()
+	e.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		e.served <- r.URL.Path
+	}))
+	t.Cleanup(e.http.Close) // runs before newServer's cleanup
+	return e
+}
+
+// newServer compiles the workflows of testdata and serves them from an
+// in-memory store; the cleanup shuts the server down and closes the store.
+func newServer(tb testing.TB, edit func(*server.Config)) (*server.Server, *badger.Store) {
+	tb.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "*.wf"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	var srcs []compiler.Source
 	for _, f := range files {
 		text, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		srcs = append(srcs, compiler.Source{Name: f, Text: lang.Clean(text)})
 	}
@@ -55,12 +70,12 @@ func newEnv(t *testing.T, edit func(*server.Config)) *env {
 	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
 	prog, diags := compiler.Compile(reg, srcs...)
 	if diags.HasErrors() {
-		t.Fatalf("compile: %v", diags.Err())
+		tb.Fatalf("compile: %v", diags.Err())
 	}
 	bundle, _ := compiler.Bundle(srcs)
 	st, err := badger.Open(badger.Options{InMemory: true})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	cfg := server.Config{
 		Machine: &vm.Machine{Program: prog, Registry: reg},
@@ -73,24 +88,17 @@ func newEnv(t *testing.T, edit func(*server.Config)) *env {
 	}
 	srv, err := server.New(cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	e := &env{t: t, srv: srv, store: st, served: make(chan string, 100)}
-	h := srv.Handler()
-	e.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(w, r)
-		e.served <- r.URL.Path
-	}))
-	t.Cleanup(func() {
-		e.http.Close()
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
+			tb.Errorf("shutdown: %v", err)
 		}
 		st.Close()
 	})
-	return e
+	return srv, st
 }
 
 // post sends body to path as an AG-UI client does.
@@ -856,4 +864,233 @@ func TestHistoryTools(t *testing.T) {
 	if len(h.PendingFrontendTools) != 0 {
 		t.Errorf("pendingFrontendTools %v after the result", h.PendingFrontendTools)
 	}
+}
+
+func TestCancel(t *testing.T) {
+	for _, route := range []string{"cancel", "interrupt"} {
+		t.Run(route, func(t *testing.T) {
+			e := newEnv(t, nil)
+			b := newBlocker(t)
+			cancel := func() *http.Response {
+				if route == "cancel" {
+					return e.post("/agui/cancel", `{"threadId": "busy", "forwardedProps": {"aguic": {"workflowId": "slow"}}}`)
+				}
+				return e.post("/agui/threads/busy/interrupt", ``)
+			}
+			e.problem(cancel(), http.StatusNotFound) // nothing runs yet
+			first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+			<-b.entered
+			var c map[string]any
+			decode(t, cancel(), &c)
+			if c["status"] != "cancelled" || c["runId"] != "r1" || c["workflowId"] != "slow" || c["threadId"] != "busy" {
+				t.Errorf("cancel answered %v", c)
+			}
+			evs := e.stream(first)
+			if o := outcome(t, evs); o["type"] != "cancelled" {
+				t.Errorf("outcome %v, want cancelled", o)
+			}
+			th, err := e.store.Thread(context.Background(), store.Key{Scope: "default", Workflow: "slow", Thread: "busy"})
+			if err != nil || th.Status != store.Cancelled {
+				t.Errorf("thread %s, %v; want cancelled", th.Status, err)
+			}
+			e.problem(cancel(), http.StatusNotFound) // nothing runs any more
+		})
+	}
+}
+
+func TestThreadRuns(t *testing.T) {
+	e := newEnv(t, nil)
+	msg := func(id, text string) string {
+		return `{"runId": "` + id + `", "messages": [{"id": "` + id + `-m", "role": "user", "content": "` + text + `"}]}`
+	}
+	e.problem(e.post("/agui/threads/c9/runs", msg("r0", "x")), http.StatusNotFound)
+	e.stream(e.post("/agui/workflows/counter", `{"threadId": "c9", `+msg("r1", "hi")[1:]))
+	evs := e.stream(e.post("/agui/threads/c9/runs", msg("r2", "again")))
+	if got := text(evs); got != "Turn 2: again\n" {
+		t.Errorf("text %q", got)
+	}
+	if evs[0].data["threadId"] != "c9" || evs[0].data["runId"] != "r2" {
+		t.Errorf("RUN_STARTED %v", evs[0].data)
+	}
+	e.problem(e.post("/agui/threads/c9/runs", `{"threadId": "other", "messages": []}`), http.StatusBadRequest)
+	// Threads of the same id in two workflows: the request must pick one.
+	e.stream(e.post("/agui/workflows/refund", `{"threadId": "c9", `+msg("r3", "x")[1:]))
+	e.problem(e.post("/agui/threads/c9/runs", msg("r4", "x")), http.StatusBadRequest)
+	evs = e.stream(e.post("/agui/threads/c9/runs", `{"messages": [{"id": "m5", "role": "user", "content": "three"}], "forwardedProps": {"aguic": {"workflowId": "counter"}}}`))
+	if got := text(evs); got != "Turn 3: three\n" {
+		t.Errorf("text %q", got)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	e := newEnv(t, nil)
+	live := e.stream(e.post("/agui/workflows/counter", `{"threadId": "rp", "runId": "r1", "messages": [{"id": "m", "role": "user", "content": "hi"}], "state": {}}`))
+	get := func(query, lastEventID string) *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, e.http.URL+"/agui/threads/rp/replay"+query, nil)
+		if lastEventID != "" {
+			req.Header.Set("Last-Event-ID", lastEventID)
+		}
+		resp, err := e.http.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	frames := func(resp *http.Response) []agui.Frame {
+		t.Helper()
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+			body, _ := io.ReadAll(resp.Body)
+			t.Fatalf("status %d %s: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+		}
+		var out []agui.Frame
+		for f, err := range agui.ReadSSE(resp.Body) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, f)
+		}
+		return out
+	}
+	// The stored events are the live ones that had an id.
+	var want []string
+	for _, ev := range live {
+		if ev.id != "" {
+			want = append(want, ev.id+" "+ev.typ())
+		}
+	}
+	got := func(fs []agui.Frame) []string {
+		var out []string
+		for _, f := range fs {
+			var m map[string]any
+			json.Unmarshal(f.Data, &m)
+			out = append(out, f.ID+" "+str(m["type"]))
+		}
+		return out
+	}
+	all := got(frames(get("", "")))
+	if strings.Join(all, ",") != strings.Join(want, ",") {
+		t.Errorf("replay %v\nwant %v", all, want)
+	}
+	if part := got(frames(get("?cursor=2&limit=2", ""))); strings.Join(part, ",") != strings.Join(want[2:4], ",") {
+		t.Errorf("cursor 2, limit 2: %v, want %v", part, want[2:4])
+	}
+	if part := got(frames(get("", "3"))); strings.Join(part, ",") != strings.Join(want[3:], ",") {
+		t.Errorf("Last-Event-ID 3: %v, want %v", part, want[3:])
+	}
+	if part := got(frames(get("?limit=9999", ""))); len(part) != len(want) {
+		t.Errorf("limit over the max: %d frames", len(part))
+	}
+	e.problem(get("?cursor=abc", ""), http.StatusBadRequest)
+	e.problem(get("", "x-1"), http.StatusBadRequest)
+	e.problem(get("?limit=0", ""), http.StatusBadRequest)
+	resp, _ := e.http.Client().Get(e.http.URL + "/agui/threads/nope/replay")
+	e.problem(resp, http.StatusNotFound)
+
+	// Retention removed the oldest events: a cursor before them is gone.
+	n, _, err := e.store.Sweep(context.Background(), store.Retention{MaxEvents: 2}, time.Now())
+	if err != nil || n == 0 {
+		t.Fatalf("sweep removed %d events: %v", n, err)
+	}
+	e.problem(get("?cursor=0", ""), http.StatusGone)
+}
+
+func TestThreadMessages(t *testing.T) {
+	e := newEnv(t, nil)
+	for i, msg := range []string{"a", "b", "c"} {
+		id := "r" + strconv.Itoa(i)
+		e.stream(e.post("/agui/workflows/counter", `{"threadId": "tm", "runId": "`+id+`", "messages": [{"id": "`+id+`", "role": "user", "content": "`+msg+`"}]}`))
+	}
+	var p map[string]any
+	decode(t, e.get("/agui/threads/tm/messages?limit=2"), &p)
+	if p["workflowId"] != "counter" || p["status"] != "suspended" || p["nextCursor"] != "2" {
+		t.Errorf("page 1 %v", p)
+	}
+	if msgs, _ := p["messages"].([]any); len(msgs) != 2 {
+		t.Errorf("page 1 has %d messages", len(msgs))
+	}
+	p = nil
+	decode(t, e.get("/agui/threads/tm/messages?limit=2&cursor=2"), &p)
+	msgs, _ := p["messages"].([]any)
+	if len(msgs) != 1 || p["nextCursor"] != nil || str(msgs[0].(map[string]any)["content"]) != "Turn 3: c" {
+		t.Errorf("page 2 %v", p)
+	}
+	e.problem(e.get("/agui/threads/tm/messages?cursor=x"), http.StatusBadRequest)
+	e.problem(e.get("/agui/threads/none/messages"), http.StatusNotFound)
+	e.problem(e.get("/agui/threads/tm/messages?workflowId=nope"), http.StatusNotFound)
+}
+
+func TestKeepAlive(t *testing.T) {
+	e := newEnv(t, func(c *server.Config) { c.KeepAlive = time.Millisecond })
+	b := newBlocker(t)
+	resp := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	defer resp.Body.Close()
+	<-b.entered
+	// While the run waits, the stream carries keep-alive comments.
+	buf := make([]byte, 0, 4096)
+	chunk := make([]byte, 512)
+	for !bytes.Contains(buf, []byte("\n: ping\n\n")) {
+		n, err := resp.Body.Read(chunk)
+		if err != nil {
+			t.Fatalf("the stream ended without a ping: %v\n%s", err, buf)
+		}
+		buf = append(buf, chunk[:n]...)
+	}
+	b.release()
+	rest, _ := io.ReadAll(resp.Body)
+	if !bytes.Contains(rest, []byte(`"type":"RUN_FINISHED"`)) {
+		t.Errorf("the stream after the pings: %s", rest)
+	}
+}
+
+// FuzzRunRequest sends arbitrary bodies to a run route and to /history:
+// the answer is a 4xx problem or a well-formed event stream, never a
+// server error.
+func FuzzRunRequest(f *testing.F) {
+	for _, body := range []string{
+		`{"threadId": "t", "messages": [{"id": "m", "role": "user", "content": "hi"}]}`,
+		`{"threadId": "t", "messages": [{"id": "m", "role": "user", "content": [{"type": "text", "text": "x"}]}], "state": null}`,
+		`{"threadId": "t", "messages": [{"role": "tool", "toolCallId": "c", "content": "{}"}], "tools": [{"name": "x"}], "context": [{"description": "d", "value": "v"}]}`,
+		`{"threadId": "t", "messages": [{"role": "assistant", "toolCalls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{"}}]}]}`,
+		`{"threadId": "t", "workflowId": "counter", "maxMessages": 3}`,
+		`{"threadId": `,
+		`[]`,
+		``,
+	} {
+		f.Add(body)
+	}
+	srv, _ := newServer(f, nil)
+	h := srv.Handler()
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/agui/workflows/echo", "/agui/history"} {
+			req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			switch ct := w.Header().Get("Content-Type"); {
+			case w.Code >= 400 && w.Code < 500:
+				if ct != "application/problem+json" {
+					t.Fatalf("%s: %d with %s", path, w.Code, ct)
+				}
+			case w.Code == 200 && ct == "text/event-stream":
+				var types []string
+				for fr, err := range agui.ReadSSE(w.Body) {
+					if err != nil {
+						t.Fatalf("%s: %v", path, err)
+					}
+					ev, err := agui.DecodeEvent(fr.Data)
+					if err != nil {
+						t.Fatalf("%s: frame %s: %v", path, fr.Data, err)
+					}
+					types = append(types, ev.EventType())
+				}
+				if len(types) == 0 || types[len(types)-1] != "RUN_FINISHED" && types[len(types)-1] != "RUN_ERROR" {
+					t.Fatalf("%s: events %v", path, types)
+				}
+			case w.Code == 200 && path == "/agui/history" && ct == "application/json":
+			default:
+				t.Fatalf("%s: %d %s: %s", path, w.Code, ct, w.Body)
+			}
+		}
+	})
 }

@@ -1,0 +1,323 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+)
+
+// The page sizes of replay and messages.
+const (
+	defaultPage = 100
+	maxPage     = 500
+)
+
+// findThread finds thread threadID of workflow workflowID, or of whichever
+// workflow has one when workflowID is "": 404 when there is none, 400
+// when several workflows have a thread of that id.
+func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (store.Thread, *vm.Workflow, error) {
+	ws := s.cfg.Machine.Program.Workflows
+	if workflowID != "" {
+		w, err := s.workflow(selector{id: workflowID})
+		if err != nil {
+			return store.Thread{}, nil, err
+		}
+		ws = []*vm.Workflow{w}
+	}
+	var (
+		found store.Thread
+		wf    *vm.Workflow
+	)
+	for _, w := range ws {
+		th, err := s.cfg.Store.Thread(ctx, store.Key{Scope: defaultScope, Workflow: w.ID, Thread: threadID})
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return store.Thread{}, nil, huma.Error500InternalServerError("reading the thread failed", err)
+		}
+		if wf != nil {
+			return store.Thread{}, nil, badRequest(fmt.Sprintf("workflows %q and %q both have a thread %q: name one with workflowId", wf.ID, w.ID, threadID))
+		}
+		found, wf = th, w
+	}
+	if wf == nil {
+		return store.Thread{}, nil, huma.Error404NotFound(fmt.Sprintf("there is no thread %q", threadID))
+	}
+	return found, wf, nil
+}
+
+// ThreadRunInput is the body of a run on a thread the URL names: a
+// RunAgentInput whose threadId may be left out.
+type ThreadRunInput struct {
+	_ struct{} `json:"-" additionalProperties:"true"`
+
+	ThreadID        string         `json:"threadId,omitempty" doc:"The thread; when given it must be the one of the URL."`
+	RunID           string         `json:"runId,omitempty" nullable:"true"`
+	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true"`
+	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
+	Messages        []Message      `json:"messages,omitempty"`
+	State           any            `json:"state,omitempty"`
+	Tools           []Tool         `json:"tools,omitempty"`
+	Context         []ContextEntry `json:"context,omitempty"`
+	ForwardedProps  any            `json:"forwardedProps,omitempty" doc:"forwardedProps.aguic.workflowId or .workflowName picks the workflow when threads of several workflows have this id."`
+	Resume          []ResumeEntry  `json:"resume,omitempty"`
+}
+
+type threadRunInput struct {
+	ThreadID string          `path:"threadId"`
+	Body     *ThreadRunInput `required:"true"`
+}
+
+type threadQuery struct {
+	ThreadID   string `path:"threadId"`
+	WorkflowID string `query:"workflowId" doc:"The thread's workflow, when threads of several workflows have this id."`
+}
+
+type replayInput struct {
+	ThreadID    string `path:"threadId"`
+	WorkflowID  string `query:"workflowId" doc:"The thread's workflow, when threads of several workflows have this id."`
+	Cursor      string `query:"cursor" doc:"Replay the events after this one (the id of the last frame read); the start when empty."`
+	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
+	Limit       int    `query:"limit" minimum:"1" doc:"At most this many events (default 100, at most 500)."`
+}
+
+type messagesInput struct {
+	ThreadID   string `path:"threadId"`
+	WorkflowID string `query:"workflowId" doc:"The thread's workflow, when threads of several workflows have this id."`
+	Cursor     string `query:"cursor" doc:"The nextCursor of the previous page; the first page when empty."`
+	Limit      int    `query:"limit" minimum:"1" doc:"At most this many messages (default 100, at most 500)."`
+}
+
+// ThreadMessages is one page of a thread's messages.
+type ThreadMessages struct {
+	ThreadID   string    `json:"threadId"`
+	WorkflowID string    `json:"workflowId"`
+	Status     string    `json:"status" doc:"Where the thread stands: running, suspended, finished, failed or cancelled."`
+	Messages   []Message `json:"messages"`
+	NextCursor string    `json:"nextCursor,omitempty" doc:"The cursor of the next page; absent on the last."`
+}
+
+type messagesOutput struct {
+	Body ThreadMessages
+}
+
+// Cancelled is the answer to a cancel request: the run and how it ended.
+type Cancelled struct {
+	ThreadID   string `json:"threadId"`
+	WorkflowID string `json:"workflowId"`
+	RunID      string `json:"runId"`
+	Status     string `json:"status" doc:"How the run ended: cancelled, or finished, suspended or failed when it ended on its own first."`
+}
+
+type cancelOutput struct {
+	Body Cancelled
+}
+
+type cancelInput struct {
+	Body *RunAgentInput `required:"true"`
+}
+
+func (s *Server) registerThreads() {
+	b := s.base
+	op := func(method, id, path, summary, desc string, errs ...int) huma.Operation {
+		return huma.Operation{OperationID: id, Method: method, Path: path, Summary: summary, Description: desc, Tags: []string{"threads"}, Errors: errs}
+	}
+
+	runOp := op(http.MethodPost, "runThread", b+"/threads/{threadId}/runs", "Run on a thread",
+		"Runs the workflow of an existing thread with this request, as POST {base}/workflows/{id} does; forwardedProps picks the workflow when threads of several workflows have this id.",
+		http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable)
+	runOp.Tags = []string{"runs"}
+	runOp.MaxBodyBytes, runOp.BodyReadTimeout, runOp.Responses = s.cfg.BodyLimit, defaultReadLimit, sseResponses()
+	huma.Register(s.api, runOp, func(ctx context.Context, in *threadRunInput) (*huma.StreamResponse, error) {
+		body := in.Body
+		if body.ThreadID != "" && body.ThreadID != in.ThreadID {
+			return nil, badRequest(fmt.Sprintf("the body's threadId %q is not the URL's %q", body.ThreadID, in.ThreadID))
+		}
+		ra := RunAgentInput{
+			ThreadID: in.ThreadID, RunID: body.RunID, ParentRunID: body.ParentRunID, ProtocolVersion: body.ProtocolVersion,
+			Messages: body.Messages, State: body.State, Tools: body.Tools, Context: body.Context,
+			ForwardedProps: body.ForwardedProps, Resume: body.Resume,
+		}
+		var wf *vm.Workflow
+		if obj, ok := body.ForwardedProps.(map[string]any); ok && (hasSelector(obj) || obj["aguic"] != nil) {
+			sel, err := selectorOf(body.ForwardedProps)
+			if err != nil {
+				return nil, err
+			}
+			if wf, err = s.workflow(sel); err != nil {
+				return nil, err
+			}
+			if _, err := s.cfg.Store.Thread(ctx, store.Key{Scope: defaultScope, Workflow: wf.ID, Thread: in.ThreadID}); errors.Is(err, store.ErrNotFound) {
+				return nil, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", wf.ID, in.ThreadID))
+			}
+		} else {
+			var err error
+			if _, wf, err = s.findThread(ctx, in.ThreadID, ""); err != nil {
+				return nil, err
+			}
+		}
+		return s.start(ctx, runRequest{wf: wf, in: &ra})
+	})
+
+	huma.Register(s.api, op(http.MethodPost, "cancel", b+"/cancel", "Cancel a run",
+		"Cancels the run in progress on the request's thread (threadId, and forwardedProps.aguic.workflowId or .workflowName when threads of several workflows have that id): its stream ends with RUN_FINISHED, outcome cancelled. Answers once the run has ended; 404 when nothing runs on the thread.",
+		http.StatusBadRequest, http.StatusNotFound),
+		func(ctx context.Context, in *cancelInput) (*cancelOutput, error) {
+			workflowID := ""
+			if in.Body.ForwardedProps != nil {
+				sel, err := selectorOf(in.Body.ForwardedProps)
+				if err == nil {
+					wf, err := s.workflow(sel)
+					if err != nil {
+						return nil, err
+					}
+					workflowID = wf.ID
+				}
+			}
+			return s.cancelRun(ctx, in.Body.ThreadID, workflowID)
+		})
+
+	huma.Register(s.api, op(http.MethodPost, "interruptThread", b+"/threads/{threadId}/interrupt", "Interrupt a thread",
+		"Cancels the run in progress on the thread, as POST {base}/cancel does; 404 when nothing runs on it.",
+		http.StatusBadRequest, http.StatusNotFound),
+		func(ctx context.Context, in *threadQuery) (*cancelOutput, error) {
+			return s.cancelRun(ctx, in.ThreadID, in.WorkflowID)
+		})
+
+	replayOp := op(http.MethodGet, "replay", b+"/threads/{threadId}/replay", "Replay a thread's events",
+		"The thread's stored events after the cursor, as server-sent events whose ids are the cursors to continue from; events hidden from replay are left out. 400 for a malformed cursor, 410 when the events after it were removed.",
+		http.StatusBadRequest, http.StatusNotFound, http.StatusGone)
+	replayOp.Responses = map[string]*huma.Response{"200": {
+		Description: "Stored AG-UI events, each frame `id: <seq>` and `data: <event JSON>`.",
+		Content:     map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}},
+	}}
+	huma.Register(s.api, replayOp, s.replay)
+
+	huma.Register(s.api, op(http.MethodGet, "threadMessages", b+"/threads/{threadId}/messages", "A thread's messages",
+		"The thread's history as AG-UI messages, reduced from its stored events, a page at a time.",
+		http.StatusBadRequest, http.StatusNotFound),
+		s.messages)
+}
+
+// cancelRun cancels the run in progress on the thread and waits until it
+// has ended (or ctx is done).
+func (s *Server) cancelRun(ctx context.Context, threadID, workflowID string) (*cancelOutput, error) {
+	s.mu.Lock()
+	var found []*run
+	for k, r := range s.runs {
+		if k.Thread == threadID && (workflowID == "" || k.Workflow == workflowID) {
+			found = append(found, r)
+		}
+	}
+	s.mu.Unlock()
+	switch {
+	case len(found) == 0:
+		return nil, huma.Error404NotFound(fmt.Sprintf("nothing runs on thread %q", threadID))
+	case len(found) > 1:
+		return nil, badRequest(fmt.Sprintf("runs of several workflows are in progress on thread %q: name the workflow", threadID))
+	}
+	r := found[0]
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &cancelOutput{Body: Cancelled{ThreadID: threadID, WorkflowID: r.key.Workflow, RunID: r.id, Status: string(r.status())}}, nil
+}
+
+func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamResponse, error) {
+	cursor := in.Cursor
+	if cursor == "" {
+		cursor = in.LastEventID
+	}
+	var after uint64
+	if cursor != "" {
+		n, err := strconv.ParseUint(strings.TrimSpace(cursor), 10, 64)
+		if err != nil {
+			return nil, badRequest(fmt.Sprintf("malformed cursor %q: it is the id of a frame, a whole number", cursor))
+		}
+		after = n
+	}
+	limit := page(in.Limit)
+	th, _, err := s.findThread(ctx, in.ThreadID, in.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := s.cfg.Store.Events(ctx, th.Key, after, limit)
+	switch {
+	case errors.Is(err, store.ErrExpired):
+		return nil, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, th.FirstSeq-1))
+	case err != nil:
+		return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+	}
+	r := newRun("", th.Key, s.now)
+	for _, se := range evs {
+		if se.Hidden {
+			continue
+		}
+		e, err := se.Decode()
+		if err != nil {
+			continue
+		}
+		if ev, ok := agui.FromVM(e); ok {
+			data, err := agui.WithTimestamp(ev, se.Time).MarshalJSON()
+			if err == nil {
+				r.push(frame{seq: se.Seq, data: data}, false)
+			}
+		}
+	}
+	r.end()
+	close(r.done)
+	return s.stream(r), nil
+}
+
+func page(limit int) int {
+	switch {
+	case limit <= 0:
+		return defaultPage
+	case limit > maxPage:
+		return maxPage
+	}
+	return limit
+}
+
+func (s *Server) messages(ctx context.Context, in *messagesInput) (*messagesOutput, error) {
+	start := 0
+	if in.Cursor != "" {
+		n, err := strconv.Atoi(in.Cursor)
+		if err != nil || n < 0 {
+			return nil, badRequest(fmt.Sprintf("malformed cursor %q", in.Cursor))
+		}
+		start = n
+	}
+	th, wf, err := s.findThread(ctx, in.ThreadID, in.WorkflowID)
+	if err != nil {
+		return nil, err
+	}
+	red, err := s.reduce(ctx, th)
+	if err != nil {
+		return nil, err
+	}
+	all := red.Messages
+	start = min(start, len(all))
+	end := min(start+page(in.Limit), len(all))
+	out := &messagesOutput{Body: ThreadMessages{ThreadID: in.ThreadID, WorkflowID: wf.ID, Status: string(th.Status), Messages: make([]Message, 0, end-start)}}
+	for _, m := range all[start:end] {
+		out.Body.Messages = append(out.Body.Messages, Message{m})
+	}
+	if end < len(all) {
+		out.Body.NextCursor = strconv.Itoa(end)
+	}
+	return out, nil
+}
