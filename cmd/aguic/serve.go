@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,7 +36,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [dir]",
+		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -51,8 +52,19 @@ the data directory (--data); runs a crash left unfinished resume from their
 last saved node in the background once it is opened.
 
 Each flag may also come from the environment: AGUIC_ADDR, AGUIC_DATA,
-AGUIC_BASE_PATH, AGUIC_DEADLINE and AGUIC_MODEL_SCRIPT; a flag wins over
-its variable. --deadline bounds every run (0 for none).
+AGUIC_BASE_PATH, AGUIC_DEADLINE, AGUIC_MODEL_SCRIPT, AGUIC_KEEP_EVENTS,
+AGUIC_FINISHED_TTL and AGUIC_ADMIN_TOKEN; a flag wins over its variable.
+--deadline bounds every run (0 for none).
+
+Retention: --keep-events keeps only the last n events of each thread (a
+replay cursor before them answers 410), --finished-ttl deletes threads
+that finished, failed or were cancelled and stayed idle that long. Both
+apply at start-up and every hour; by default nothing is forgotten. The
+database's value log is garbage-collected every ten minutes.
+
+--admin-token enables GET {base}/admin/backup: an online backup of the data
+directory for a request that carries the token as a bearer token (aguic
+backup --from uses it). Without a token that route refuses every request.
 
 With --model-script, model nodes answer from that script, as with
 aguic run; without it a model node fails.
@@ -67,6 +79,9 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 		base := fs.String("base-path", "", "the `path` the AG-UI routes start with (default $AGUIC_BASE_PATH, else "+server.DefaultBasePath+")")
 		deadline := fs.String("deadline", "", "the longest a run may take, a `duration` such as 10m (default $AGUIC_DEADLINE, else 1h)")
 		script := fs.String("model-script", "", "answer model calls from this script `file` (default $AGUIC_MODEL_SCRIPT)")
+		keep := fs.String("keep-events", "", "keep the last `n` events of each thread (default $AGUIC_KEEP_EVENTS, else all)")
+		ttl := fs.String("finished-ttl", "", "delete finished threads idle this `duration` (default $AGUIC_FINISHED_TTL, else never)")
+		admin := fs.String("admin-token", "", "the bearer `token` of the admin backup route (default $AGUIC_ADMIN_TOKEN, else the route is closed)")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -81,6 +96,21 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 			}
 			if len(args) == 1 {
 				o.dir = args[0]
+			}
+			o.adminToken = setting(*admin, "AGUIC_ADMIN_TOKEN", "")
+			if k := setting(*keep, "AGUIC_KEEP_EVENTS", ""); k != "" {
+				n, err := strconv.Atoi(k)
+				if err != nil || n < 1 {
+					return usageError(e, c, "--keep-events: %q is not a positive whole number", k)
+				}
+				o.retention.MaxEvents = n
+			}
+			if t := setting(*ttl, "AGUIC_FINISHED_TTL", ""); t != "" {
+				v, err := time.ParseDuration(t)
+				if err != nil || v <= 0 {
+					return usageError(e, c, "--finished-ttl: %q is not a positive duration such as 720h", t)
+				}
+				o.retention.FinishedTTL = v
 			}
 			if d := setting(*deadline, "AGUIC_DEADLINE", ""); d != "" {
 				v, err := time.ParseDuration(d)
@@ -118,6 +148,8 @@ func setting(flagValue, variable, def string) string {
 type serveOptions struct {
 	dir, addr, data, basePath, script string
 	deadline                          time.Duration // negative: none
+	retention                         store.Retention
+	adminToken                        string
 
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
@@ -177,7 +209,16 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: readHeaderLimit, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	mux := http.NewServeMux()
+	mux.Handle(strings.TrimSuffix(o.basePath, "/")+server.BackupPath, server.BackupHandler(st, o.adminToken))
+	mux.Handle("/", srv.Handler())
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderLimit, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+
+	// Retention and value-log GC run until the server stops.
+	maintainCtx, stopMaintaining := context.WithCancel(context.Background())
+	defer stopMaintaining()
+	maintained := store.Maintain(maintainCtx, st, o.retention, time.Hour, log)
+	gcDone := st.StartGC(maintainCtx, 10*time.Minute)
 
 	// Runs a crash left unfinished resume beside the new ones.
 	recoverCtx, stopRecovery := context.WithCancel(context.Background())
@@ -229,5 +270,8 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	hs.Close()
 	stopRecovery()
 	recovery.Wait()
+	stopMaintaining()
+	<-maintained
+	<-gcDone
 	return code
 }
