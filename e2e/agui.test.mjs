@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +20,15 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(here);
 const work = mkdtempSync(path.join(tmpdir(), "aguic-e2e-"));
 let server, base, stderr = "";
+
+// slow is an HTTP server the "slow" workflow calls: it holds each request
+// until the test releases it.
+let held = [];
+let arrived = () => {};
+const slow = http.createServer((req, res) => {
+  held.push(res);
+  arrived();
+});
 
 // warnings collects what the client prints: a clean run prints nothing.
 const warnings = [];
@@ -45,13 +55,17 @@ before(async () => {
   const bin = path.join(work, "aguic");
   execFileSync("go", ["build", "-o", bin, "./cmd/aguic"], { cwd: root, stdio: "inherit" });
   const port = await freePort();
+  await new Promise((r) => slow.listen(0, "127.0.0.1", r));
   server = spawn(bin, [
     "serve",
     "--addr", `127.0.0.1:${port}`,
     "--data", path.join(work, "data"),
     "--model-script", path.join(here, "workflows", "e2e.script"),
     path.join(here, "workflows"),
-  ], { stdio: ["ignore", "ignore", "pipe"] });
+  ], {
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, E2E_SLOW_URL: `http://127.0.0.1:${slow.address().port}` },
+  });
   server.stderr.on("data", (d) => { stderr += d; });
   base = `http://127.0.0.1:${port}/agui`;
   for (let i = 0; ; i++) {
@@ -69,6 +83,8 @@ before(async () => {
 });
 
 after(() => {
+  for (const res of held) res.end("released");
+  slow.close();
   server?.kill("SIGTERM");
   rmSync(work, { recursive: true, force: true });
 });
@@ -224,4 +240,55 @@ test("invalid requests are answered with problem+json before any stream", async 
     const problem = await res.json();
     assert.ok(problem.title || problem.detail, JSON.stringify(problem));
   }
+});
+
+test("history restores what the client reduced from the live streams", async () => {
+  const threadId = newID("thread");
+  const agent = new HttpAgent({ url: `${base}/workflows/notes`, threadId, initialState: {} });
+  for (const note of ["bread", "tea"]) {
+    agent.addMessage({ id: newID("msg"), role: "user", content: note });
+    await agentRun(agent);
+  }
+  const res = await fetch(`${base}/history`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ threadId, workflowId: "notes" }),
+  });
+  assert.equal(res.status, 200);
+  const history = await res.json();
+  assert.deepEqual(history.state, agent.state);
+  // The client holds the user messages it sent; the server stores what the
+  // workflow produced. Every message the server restores is the client's.
+  const byId = new Map(agent.messages.map((m) => [m.id, m]));
+  for (const m of history.messages) {
+    assert.deepEqual(m, byId.get(m.id), `restored message ${m.id} differs from the client's`);
+  }
+  const said = textOf(history.messages);
+  assert.deepEqual(said, ["Noted (turn 1): bread", "Noted (turn 2): tea"]);
+  assert.deepEqual(history.pendingFrontendTools, []);
+  assert.deepEqual(warnings, []);
+});
+
+test("a second run on a busy thread is refused with 409, and cancel ends the first", async () => {
+  const threadId = newID("thread");
+  const input = (runId) => JSON.stringify({
+    threadId, runId, state: {}, tools: [], context: [], forwardedProps: {},
+    messages: [{ id: newID("msg"), role: "user", content: "go" }],
+  });
+  const came = new Promise((r) => { arrived = r; });
+  const first = fetch(`${base}/workflows/slow`, { method: "POST", headers: { "content-type": "application/json" }, body: input("run-1") });
+  await came;
+  const second = await fetch(`${base}/workflows/slow`, { method: "POST", headers: { "content-type": "application/json" }, body: input("run-2") });
+  assert.equal(second.status, 409, await second.clone().text());
+  assert.match(second.headers.get("content-type"), /problem\+json/);
+
+  const cancel = await fetch(`${base}/threads/${threadId}/interrupt`, { method: "POST" });
+  assert.equal(cancel.status, 200, await cancel.clone().text());
+  const text = await (await first).text();
+  const last = JSON.parse(text.trim().split("\n\n").at(-1).split("\n").find((l) => l.startsWith("data: ")).slice(6));
+  assert.equal(last.type, "RUN_FINISHED");
+  assert.equal(last.outcome?.type, "cancelled", JSON.stringify(last));
+
+  const idle = await fetch(`${base}/threads/${threadId}/interrupt`, { method: "POST" });
+  assert.equal(idle.status, 404);
 });
