@@ -29,11 +29,34 @@
 // (RUN_STARTED, STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED) and runs
 // nothing.
 //
+// Identity, tenancy and the request hook, all off by default: Config.Auth
+// authenticates every request but /healthz, the OpenAPI document and
+// /docs before any route sees it (401 problem+json otherwise); Tokens.Auth
+// is one, for bearer tokens that each belong to a name. A thread's key
+// holds a scope: the identity Auth returned, else the value of
+// Config.ScopeHeader, else "default". Every thread route (run, history,
+// messages, replay, cancel, interrupt, thread runs) reads and writes in
+// the request's scope only, so a thread of another scope answers 404 as
+// one that does not exist. Config.CORSOrigins lets browser clients of
+// other origins call the server: preflight requests are answered, and
+// answers (event streams included) carry Access-Control-Allow-Origin.
+//
+// Config.Hook (seed 000's IAgUiNotification) sees every run request once
+// its workflow and thread are known, before anything runs: the body, a
+// copy of the headers, the thread, the workflow, whether it is a
+// conversation and the scope (HookRequest). It may add derived values to
+// the run's context (the root context of a stateless run; merged into the
+// saved context of a conversation) and to $agent. An error refuses the
+// request: its stream is RUN_STARTED, then RUN_ERROR with the hook's
+// message, and nothing runs or is stored. Context and $agent are stored
+// with the thread, so a hook that validates a bearer token keeps the
+// claims it derives (user id, roles, tenant), never the token.
+//
 // What stays true: a client that goes away does not stop its run; a run
 // ends by its outcome, its deadline, a cancel request or Shutdown, always
 // with a terminal event, and its lease is released before that event is
-// sent, so a client may send its next turn as soon as it reads it. Every
-// thread is in the scope "default" until requests carry an identity. The
-// server keeps no package-level state: several servers can share a
-// process, and several processes one store.
+// sent, so a client may send its next turn as soon as it reads it. No
+// request reaches a thread of another scope. The server keeps no
+// package-level state: several servers can share a process, and several
+// processes one store.
 package server

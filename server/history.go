@@ -97,7 +97,7 @@ func (s *Server) registerHistory() {
 		}
 		h := History{Messages: []Message{}, PendingFrontendTools: []PendingTool{}}
 		if wf.Conversation {
-			key := store.Key{Scope: defaultScope, Workflow: wf.ID, Thread: req.ThreadID}
+			key := store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: req.ThreadID}
 			if h, err = s.history(ctx, key, maxMessages(req.MaxMessages)); err != nil {
 				return nil, err
 			}

@@ -124,7 +124,22 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	if in.RunID == "" {
 		in.RunID = "run-" + uuid.NewString()
 	}
-	key := store.Key{Scope: defaultScope, Workflow: wf.ID, Thread: in.ThreadID}
+	key := store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: in.ThreadID}
+	agent, err := agui.BuildAgent(in.input(), wf.Conversation)
+	if err != nil {
+		// The request is well formed but the workflow cannot take it:
+		// AG-UI says RUN_ERROR, and nothing starts.
+		r := newRun(in.RunID, key, s.now)
+		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
+		close(r.done)
+		return s.stream(r), nil
+	}
+	// The hook sees every run request, also one the snapshot answers: a
+	// request it refuses gets nothing of the thread.
+	hook, err := s.hookRequest(ctx, in, wf, key, agent)
+	if err != nil {
+		return s.rejected(in, key, err), nil
+	}
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
 		// A client that sends nothing new asks where the conversation
 		// stands (it reloaded): the snapshot stream, and nothing runs.
@@ -135,15 +150,6 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		if !isNotFound(err) {
 			return nil, err
 		}
-	}
-	agent, err := agui.BuildAgent(in.input(), wf.Conversation)
-	if err != nil {
-		// The request is well formed but the workflow cannot take it:
-		// AG-UI says RUN_ERROR, and nothing starts.
-		r := newRun(in.RunID, key, s.now)
-		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
-		close(r.done)
-		return s.stream(r), nil
 	}
 	r, err := s.admit(ctx, key, in.RunID)
 	if err != nil {
@@ -158,14 +164,17 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Machine: s.cfg.Machine,
 		Bundle:  s.cfg.Bundle,
 		Load:    s.cfg.Load,
-		Live:    r,
+		Live:    s.live(r),
 		Now:     s.now,
 	}
 	if wf.Conversation {
-		sreq.Resume = &vm.Resume{Agent: agent, Interrupts: in.resume()}
+		sreq.Resume = &vm.Resume{Agent: hook.Agent, Interrupts: in.resume()}
+		if len(hook.Context) > 0 {
+			sreq.Resume.Merge = hook.Context
+		}
 	} else {
 		sreq.Fresh = true
-		sreq.Context = map[string]any{"agent": agent}
+		sreq.Context = hook.Context
 	}
 	go s.execute(r, in.ThreadID, sreq)
 	return s.stream(r), nil

@@ -31,8 +31,8 @@ const (
 // Version is the version the OpenAPI document announces.
 const Version = "0.1.0"
 
-// defaultScope is the tenancy scope of every thread until requests carry
-// an identity.
+// defaultScope is the tenancy scope of the threads of requests that carry
+// no identity.
 const defaultScope = "default"
 
 // Config configures a Server. Machine, Store are required; the rest has
@@ -56,6 +56,37 @@ type Config struct {
 	Owner     string        // the prefix of lease owners; default "aguic"
 	Logger    *slog.Logger  // default slog.Default()
 	Now       func() time.Time
+	// NodeLifecycle streams the lifecycle of every node of a run's main
+	// flow as the activity "graph.node.lifecycle" (seed 004), so a UI can
+	// highlight the node that runs; live only, never stored. Off by default.
+	NodeLifecycle bool
+
+	// Hook, when set, sees every run request before anything runs (seed
+	// 000's IAgUiNotification): its body, its headers, its thread, its
+	// workflow and whether that is a conversation, and its scope. It may
+	// add to the run's context and to $agent (HookRequest); an error
+	// refuses the request: the stream is RUN_STARTED, then RUN_ERROR with
+	// the error's message (code "rejected"), and nothing runs or is
+	// stored. It must store derived claims only, never a bearer token.
+	Hook func(ctx context.Context, r *HookRequest) error
+
+	// Auth, when set, authenticates every request but those of /healthz,
+	// the OpenAPI document and /docs, before anything else sees it. It
+	// returns the request's scope, the tenant its threads belong to ("" is
+	// the scope "default"), or an error: the answer is 401 problem+json
+	// with a bearer challenge, or the status of a huma.StatusError the
+	// error wraps. Tokens.Auth is one. nil: no authentication.
+	Auth func(r *http.Request) (scope string, err error)
+	// ScopeHeader, without Auth, names the request header that holds the
+	// scope (printable ASCII, at most 256 bytes); a request without it is
+	// in the scope "default". Only for a server behind a proxy that sets
+	// the header itself: a client could name any scope. With Auth it must
+	// be "".
+	ScopeHeader string
+	// CORSOrigins are the origins of the browser clients that may call
+	// the server: "*" for any, or origins such as https://app.example.com.
+	// None: CORS is off, and browsers refuse other origins' requests.
+	CORSOrigins []string
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -63,6 +94,7 @@ type Server struct {
 	cfg     Config
 	base    string
 	mux     *http.ServeMux
+	handler http.Handler // mux, behind CORS and authentication
 	api     huma.API
 	log     *slog.Logger
 	now     func() time.Time
@@ -93,6 +125,19 @@ func New(cfg Config) (*Server, error) {
 	base := "/" + strings.Trim(cfg.BasePath, "/")
 	if base == "/" {
 		return nil, errors.New("server: the base path must not be the root")
+	}
+	if public(base) || public(base+"/") {
+		return nil, fmt.Errorf("server: the base path %q is taken by a public route", base)
+	}
+	if cfg.Auth != nil && cfg.ScopeHeader != "" {
+		return nil, errors.New("server: Auth and ScopeHeader exclude each other: with Auth the scope is the identity's")
+	}
+	if cfg.ScopeHeader != "" && !validHeaderName(cfg.ScopeHeader) {
+		return nil, fmt.Errorf("server: the scope header %q is not a header name", cfg.ScopeHeader)
+	}
+	cors, err := newCORS(cfg.CORSOrigins, cfg.ScopeHeader)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
 	if cfg.Deadline == 0 {
 		cfg.Deadline = DefaultDeadline
@@ -139,11 +184,12 @@ func New(cfg Config) (*Server, error) {
 	s.api = humago.New(s.mux, s.humaConfig())
 	s.api.UseMiddleware(badRequests)
 	s.register()
+	s.handler = cors.wrap(s.identify(s.mux))
 	return s, nil
 }
 
 // Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // API returns the Huma API, to register more operations beside the
 // server's.
@@ -181,7 +227,7 @@ func (s *Server) humaConfig() huma.Config {
 	c.SchemasPath = "" // schemas are in the OpenAPI document
 	c.CreateHooks = nil
 	c.Transformers = append(c.Transformers, badRequestBody)
-	c.OnAddOperation = append(c.OnAddOperation, func(_ *huma.OpenAPI, op *huma.Operation) {
+	c.OnAddOperation = append(c.OnAddOperation, s.secure, func(_ *huma.OpenAPI, op *huma.Operation) {
 		// badRequests answers 400 where Huma answers 422.
 		if r := op.Responses["422"]; r != nil {
 			delete(op.Responses, "422")
@@ -224,4 +270,19 @@ func badRequestBody(_ huma.Context, status string, v any) (any, error) {
 		e.Title = http.StatusText(http.StatusBadRequest)
 	}
 	return v, nil
+}
+
+// validHeaderName reports whether name is a header field name (an RFC 9110
+// token).
+func validHeaderName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -22,8 +22,9 @@ const (
 )
 
 // findThread finds thread threadID of workflow workflowID, or of whichever
-// workflow has one when workflowID is "": 404 when there is none, 400
-// when several workflows have a thread of that id.
+// workflow has one when workflowID is "", in the request's scope: 404 when
+// there is none (a thread of another scope is none), 400 when several
+// workflows have a thread of that id.
 func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (store.Thread, *vm.Workflow, error) {
 	ws := s.cfg.Machine.Program.Workflows
 	if workflowID != "" {
@@ -38,7 +39,7 @@ func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (s
 		wf    *vm.Workflow
 	)
 	for _, w := range ws {
-		th, err := s.cfg.Store.Thread(ctx, store.Key{Scope: defaultScope, Workflow: w.ID, Thread: threadID})
+		th, err := s.cfg.Store.Thread(ctx, store.Key{Scope: scopeOf(ctx), Workflow: w.ID, Thread: threadID})
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
@@ -157,7 +158,7 @@ func (s *Server) registerThreads() {
 			if wf, err = s.workflow(sel); err != nil {
 				return nil, err
 			}
-			if _, err := s.cfg.Store.Thread(ctx, store.Key{Scope: defaultScope, Workflow: wf.ID, Thread: in.ThreadID}); errors.Is(err, store.ErrNotFound) {
+			if _, err := s.cfg.Store.Thread(ctx, store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: in.ThreadID}); errors.Is(err, store.ErrNotFound) {
 				return nil, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", wf.ID, in.ThreadID))
 			}
 		} else {
@@ -209,13 +210,14 @@ func (s *Server) registerThreads() {
 		s.messages)
 }
 
-// cancelRun cancels the run in progress on the thread and waits until it
-// has ended (or ctx is done).
+// cancelRun cancels the run in progress on the thread of the request's
+// scope and waits until it has ended (or ctx is done).
 func (s *Server) cancelRun(ctx context.Context, threadID, workflowID string) (*cancelOutput, error) {
+	scope := scopeOf(ctx)
 	s.mu.Lock()
 	var found []*run
 	for k, r := range s.runs {
-		if k.Thread == threadID && (workflowID == "" || k.Workflow == workflowID) {
+		if k.Scope == scope && k.Thread == threadID && (workflowID == "" || k.Workflow == workflowID) {
 			found = append(found, r)
 		}
 	}

@@ -78,6 +78,7 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 		max = DefaultMaxVisits
 	}
 	r := &runner{m: m, wf: w, frame: f, max: max, visits: new(atomic.Int64), out: &tracker{sink: sink}}
+	r.observer, _ = sink.(NodeObserver)
 	if cp, ok := sink.(Checkpointer); ok {
 		r.checkpoint = func(f *Frame) error {
 			r.out.mu.Lock()
@@ -132,6 +133,9 @@ type runner struct {
 	// checkpoint saves the frame between two nodes of the main flow; nil
 	// for parallel branches, called workflows and sinks that do not save.
 	checkpoint func(*Frame) error
+	// observer learns when the nodes of the main flow start and end; nil
+	// for parallel branches, called workflows and sinks that do not ask.
+	observer NodeObserver
 }
 
 // loop runs nodes from frame.Node until the flow ends, the run suspends or
@@ -160,23 +164,29 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			return failed(&Error{Code: ErrVisits, Message: fmt.Sprintf("the run visited more than %d nodes; is a loop running away?", r.max), NodeID: n.ID, Span: n.Span})
 		}
 		resumed := resume != nil
+		if e := r.nodeStarted(n); e != nil {
+			return failed(e)
+		}
 		next, wait, err := r.step(ctx, n, resume)
 		resume = nil
 		switch {
 		case err != nil:
 			e := asError(err, n)
 			if e.Code == ErrCancelled && ctx.Err() != nil {
-				return Outcome{Status: Cancelled}
+				return r.ended(n, NodeEnd{Err: e}, Outcome{Status: Cancelled})
 			}
 			if resumed && e.Code == ErrResume {
 				// The input did not fit what the node waits for: it still
 				// waits, and the next request may answer it properly.
 				f.Suspended = true
-				return failed(e)
+				return r.ended(n, NodeEnd{Err: e}, failed(e))
 			}
 			catch := n.Next(EdgeError)
 			if catch == "" || e.Code == ErrVisits || e.Code == ErrDeadline || e.Code == ErrInternal {
-				return failed(e)
+				return r.ended(n, NodeEnd{Err: e}, failed(e))
+			}
+			if oe := r.nodeEnded(n, NodeEnd{Next: catch, Err: e}); oe != nil {
+				return failed(oe)
 			}
 			r.caught = e
 			f.Node = catch
@@ -185,8 +195,11 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			return Outcome{Status: Suspended, Wait: wait}
 		case n.Kind == KindEnd:
 			f.Ended, f.Node = true, ""
-			return Outcome{Status: Finished, Result: f.Output}
+			return r.ended(n, NodeEnd{}, Outcome{Status: Finished, Result: f.Output})
 		default:
+			if e := r.nodeEnded(n, NodeEnd{Next: next}); e != nil {
+				return failed(e)
+			}
 			f.Node = next
 			if r.checkpoint != nil {
 				if err := r.checkpoint(f); err != nil {

@@ -36,7 +36,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [dir]",
+		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -53,8 +53,21 @@ last saved node in the background once it is opened.
 
 Each flag may also come from the environment: AGUIC_ADDR, AGUIC_DATA,
 AGUIC_BASE_PATH, AGUIC_DEADLINE, AGUIC_MODEL_SCRIPT, AGUIC_KEEP_EVENTS,
-AGUIC_FINISHED_TTL and AGUIC_ADMIN_TOKEN; a flag wins over its variable.
---deadline bounds every run (0 for none).
+AGUIC_FINISHED_TTL, AGUIC_ADMIN_TOKEN, AGUIC_NODE_EVENTS (true or false),
+AGUIC_TOKENS_FILE, AGUIC_SCOPE_HEADER and AGUIC_CORS_ORIGINS; a flag wins
+over its variable. --deadline bounds every run (0 for none).
+
+Authentication is off by default. --tokens names a file of bearer tokens,
+one a line, "name token" or "name:token" (blank lines and # comments are
+left out); AGUIC_TOKENS may instead hold "name:token" pairs separated by
+commas. Every request but /healthz, /openapi.json, /openapi.yaml and
+/docs must then carry "Authorization: Bearer <token>" (401 otherwise), and
+the token's name is the scope of its threads: one name never sees
+another's threads. Without tokens every thread is in the scope "default",
+or, with --scope-header, in the scope that request header names (for a
+proxy that sets it; it excludes --tokens). --cors-origins lets browser
+clients of other origins call the server: a comma-separated list of
+origins such as https://app.example.com, or *.
 
 Retention: --keep-events keeps only the last n events of each thread (a
 replay cursor before them answers 410), --finished-ttl deletes threads
@@ -65,6 +78,10 @@ database's value log is garbage-collected every ten minutes.
 --admin-token enables GET {base}/admin/backup: an online backup of the data
 directory for a request that carries the token as a bearer token (aguic
 backup --from uses it). Without a token that route refuses every request.
+
+--node-events streams, live, each node's start and end as the AG-UI
+activity graph.node.lifecycle, so a UI can highlight the node that runs;
+they are not stored, so replay and history never show them.
 
 With --model-script, model nodes answer from that script, as with
 aguic run; without it a model node fails.
@@ -82,6 +99,10 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 		keep := fs.String("keep-events", "", "keep the last `n` events of each thread (default $AGUIC_KEEP_EVENTS, else all)")
 		ttl := fs.String("finished-ttl", "", "delete finished threads idle this `duration` (default $AGUIC_FINISHED_TTL, else never)")
 		admin := fs.String("admin-token", "", "the bearer `token` of the admin backup route (default $AGUIC_ADMIN_TOKEN, else the route is closed)")
+		tokens := fs.String("tokens", "", "require a bearer token from this `file` of \"name token\" lines (default $AGUIC_TOKENS_FILE, or the name:token pairs of $AGUIC_TOKENS, else no authentication)")
+		scopeHeader := fs.String("scope-header", "", "without tokens, the request header `name` whose value is the scope of the threads (default $AGUIC_SCOPE_HEADER, else every thread is in the scope default)")
+		cors := fs.String("cors-origins", "", "the comma-separated `origins` browser clients may call from, or * (default $AGUIC_CORS_ORIGINS, else CORS is off)")
+		nodeEvents := fs.Bool("node-events", false, "stream each node's start and end as graph.node.lifecycle activities (default $AGUIC_NODE_EVENTS, else off)")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -98,6 +119,33 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 				o.dir = args[0]
 			}
 			o.adminToken = setting(*admin, "AGUIC_ADMIN_TOKEN", "")
+			toks, err := loadTokens(*tokens)
+			if err != nil {
+				// One line for each error of the file.
+				for _, line := range strings.Split(err.Error(), "\n") {
+					e.errorf("%s", line)
+				}
+				return exitUsage
+			}
+			o.tokens = toks
+			o.scopeHeader = setting(*scopeHeader, "AGUIC_SCOPE_HEADER", "")
+			if o.tokens != nil && o.scopeHeader != "" {
+				return usageError(e, c, "--scope-header: with --tokens the scope is the token's name; give one of the two")
+			}
+			for _, origin := range strings.Split(setting(*cors, "AGUIC_CORS_ORIGINS", ""), ",") {
+				if origin = strings.TrimSpace(origin); origin == "" {
+					continue
+				}
+				if err := server.CheckOrigin(origin); err != nil {
+					return usageError(e, c, "--cors-origins: %v", err)
+				}
+				o.corsOrigins = append(o.corsOrigins, origin)
+			}
+			on, err := boolSetting(fs, "node-events", *nodeEvents, "AGUIC_NODE_EVENTS")
+			if err != nil {
+				return usageError(e, c, "%v", err)
+			}
+			o.nodeEvents = on
 			if k := setting(*keep, "AGUIC_KEEP_EVENTS", ""); k != "" {
 				n, err := strconv.Atoi(k)
 				if err != nil || n < 1 {
@@ -144,16 +192,69 @@ func setting(flagValue, variable, def string) string {
 	return def
 }
 
+// boolSetting is a boolean flag's value when it was given, else its
+// environment variable's (strconv.ParseBool), else false.
+func boolSetting(fs *flag.FlagSet, name string, flagValue bool, variable string) (bool, error) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	if given {
+		return flagValue, nil
+	}
+	v := os.Getenv(variable)
+	if v == "" {
+		return false, nil
+	}
+	on, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s: %q is not true or false", variable, v)
+	}
+	return on, nil
+}
+
+// loadTokens reads the bearer tokens of --tokens, else of the file
+// AGUIC_TOKENS_FILE names, else of the list AGUIC_TOKENS holds; nil when
+// none is given.
+func loadTokens(flagFile string) (*server.Tokens, error) {
+	file := setting(flagFile, "AGUIC_TOKENS_FILE", "")
+	if file == "" {
+		list := os.Getenv("AGUIC_TOKENS")
+		if list == "" {
+			return nil, nil
+		}
+		return server.TokenList("AGUIC_TOKENS", list)
+	}
+	if flagFile == "" && os.Getenv("AGUIC_TOKENS") != "" {
+		return nil, errors.New("AGUIC_TOKENS_FILE and AGUIC_TOKENS are both set: set one")
+	}
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return server.ParseTokens(file, text)
+}
+
 // serveOptions is what aguic serve was asked to do.
 type serveOptions struct {
 	dir, addr, data, basePath, script string
 	deadline                          time.Duration // negative: none
 	retention                         store.Retention
 	adminToken                        string
+	nodeEvents                        bool           // stream the node lifecycle
+	tokens                            *server.Tokens // nil: no authentication
+	scopeHeader                       string         // without tokens, the header that names the scope
+	corsOrigins                       []string       // none: CORS off
 
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
 	ready func(url string)
+}
+
+// auth is the server's Auth: the tokens', or none.
+func (o serveOptions) auth() func(*http.Request) (string, error) {
+	if o.tokens == nil {
+		return nil
+	}
+	return o.tokens.Auth
 }
 
 // serve runs the server until ctx is done, then shuts it down gracefully.
@@ -198,6 +299,12 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		Deadline: o.deadline,
 		Owner:    owner,
 		Logger:   log,
+
+		NodeLifecycle: o.nodeEvents,
+
+		ScopeHeader: o.scopeHeader,
+		CORSOrigins: o.corsOrigins,
+		Auth:        o.auth(),
 	})
 	if err != nil {
 		e.errorf("%v", err)

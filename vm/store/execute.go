@@ -27,7 +27,9 @@ type Request struct {
 	Context map[string]any
 	// Resume continues the thread's frame (nil for an empty resume).
 	Resume *vm.Resume
-	// Live receives the events as they happen; nil for none.
+	// Live receives the events as they happen; nil for none. When it is a
+	// vm.NodeObserver it also learns when each node of the main flow
+	// starts and ends (not stored).
 	Live vm.Sink
 	Now  func() time.Time
 }
@@ -77,7 +79,7 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 	if err != nil {
 		return vm.Outcome{}, t, err
 	}
-	o := m.Run(ctx, f, req.Resume, j)
+	o := m.Run(ctx, f, req.Resume, j.sink())
 	if err := j.Finish(f, o); err != nil {
 		return o, j.Thread(), err
 	}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeAuthFlags checks that bad authentication, tenancy and CORS
+// settings are usage errors: status 2, a message that says what is wrong
+// and never quotes a token, and nothing served.
+func TestServeAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	bad := write("bad.txt", "ada SECRET-1\nbob\n")
+	good := write("good.txt", "ada SECRET-1\n")
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"missing file", []string{"--tokens", filepath.Join(dir, "none.txt")}, nil, "none.txt: no such file or directory"},
+		{"bad file", []string{"--tokens", bad}, nil, bad + `:2: expected "name token" or "name:token", found one word`},
+		{"bad file from the environment", nil, map[string]string{"AGUIC_TOKENS_FILE": bad}, bad + ":2: expected"},
+		{"bad list", nil, map[string]string{"AGUIC_TOKENS": "ada:SECRET-1,:SECRET-2"}, "AGUIC_TOKENS: pair 2: a token has no name"},
+		{"file and list", nil, map[string]string{"AGUIC_TOKENS_FILE": good, "AGUIC_TOKENS": "ada:SECRET-1"}, "both set"},
+		{"tokens and scope header", []string{"--tokens", good, "--scope-header", "X-Tenant"}, nil, "--scope-header: with --tokens"},
+		{"scope header from the environment", []string{"--tokens", good}, map[string]string{"AGUIC_SCOPE_HEADER": "X-Tenant"}, "--scope-header: with --tokens"},
+		{"bad origin", []string{"--cors-origins", "*,localhost:3000"}, nil, `--cors-origins: origin "localhost:3000"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range []string{"AGUIC_TOKENS_FILE", "AGUIC_TOKENS", "AGUIC_SCOPE_HEADER", "AGUIC_CORS_ORIGINS"} {
+				t.Setenv(v, tc.env[v])
+			}
+			var stdout, stderr bytes.Buffer
+			// The directory does not exist: the flags are read first.
+			code := run(append(append([]string{"serve"}, tc.args...), filepath.Join(dir, "missing")), nil, &stdout, &stderr)
+			if code != exitUsage {
+				t.Errorf("exit status %d, want %d", code, exitUsage)
+			}
+			if got := stderr.String(); !strings.Contains(got, tc.want) || strings.Contains(got, "SECRET") || strings.Contains(got, "no such file or directory") && !strings.Contains(tc.want, "no such file") {
+				t.Errorf("stderr %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestServeAuth serves with tokens and CORS, as the flags set them: a
+// request needs a token, the token's name is the scope, the health check
+// stays open, and browsers of the listed origin may call.
+func TestServeAuth(t *testing.T) {
+	dir := t.TempDir()
+	wfDir := filepath.Join(dir, "workflows")
+	if err := os.Mkdir(wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  conversation = true\n  flow {\n    say \"hello <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n  }\n}\n"
+	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tokensFile := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokensFile, []byte("# who may call\nada ada-token\nbob:bob-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("AGUIC_TOKENS", "")
+	toks, err := loadTokens(tokensFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	urls := make(chan string, 1)
+	code := make(chan int, 1)
+	go func() {
+		code <- serve(ctx, e, serveOptions{
+			dir: wfDir, addr: "127.0.0.1:0", data: filepath.Join(dir, "data"),
+			basePath: "/agui", deadline: -1,
+			tokens: toks, corsOrigins: []string{"http://localhost:3000"},
+			ready: func(url string) { urls <- url },
+		})
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case c := <-code:
+		t.Fatalf("serve exited with %d: %s", c, stderr.String())
+	}
+	send := func(method, path, body string, header ...string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b)
+	}
+	run := `{"threadId": "t1", "messages": [{"id": "m1", "role": "user", "content": "world"}]}`
+
+	resp, body := send(http.MethodPost, "/agui/workflows/hello", run)
+	if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("without a token: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	if resp, _ := send(http.MethodGet, "/healthz", ""); resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+	resp, body = send(http.MethodPost, "/agui/workflows/hello", run, "Authorization", "Bearer ada-token", "Origin", "http://localhost:3000")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"delta":"hello world"`) || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:3000" {
+		t.Errorf("ada's run: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	// Bob has no thread t1.
+	if resp, body := send(http.MethodGet, "/agui/threads/t1/messages", "", "Authorization", "Bearer bob-token"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("bob read ada's thread: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := send(http.MethodGet, "/agui/threads/t1/messages", "", "Authorization", "Bearer ada-token"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "hello world") {
+		t.Errorf("ada's thread: %d %s", resp.StatusCode, body)
+	}
+	resp, _ = send(http.MethodOptions, "/agui/workflows/hello", "", "Origin", "http://localhost:3000", "Access-Control-Request-Method", "POST")
+	if resp.StatusCode != http.StatusNoContent || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	stop()
+	if c := <-code; c != exitOK {
+		t.Errorf("serve exited with %d: %s", c, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "ada-token") {
+		t.Errorf("the log holds a token:\n%s", stderr.String())
+	}
+}

@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// maxScope is the longest scope a scope header may name.
+const maxScope = 256
+
+// requestInfo is what the server's handler learned of a request before
+// its route saw it: its tenancy scope, and its headers for the hook.
+type requestInfo struct {
+	scope  string
+	header http.Header
+}
+
+type requestKey struct{}
+
+// scopeOf is the tenancy scope of the request ctx belongs to: "default"
+// when the request did not pass the server's handler.
+func scopeOf(ctx context.Context) string {
+	if ri, _ := ctx.Value(requestKey{}).(*requestInfo); ri != nil {
+		return ri.scope
+	}
+	return defaultScope
+}
+
+// headersOf is a copy of the headers of the request ctx belongs to.
+func headersOf(ctx context.Context) http.Header {
+	if ri, _ := ctx.Value(requestKey{}).(*requestInfo); ri != nil {
+		return ri.header.Clone()
+	}
+	return http.Header{}
+}
+
+// public reports whether path is served without authentication: the
+// health check, the OpenAPI document and the API browser.
+func public(path string) bool {
+	return path == "/healthz" ||
+		strings.HasPrefix(path, "/openapi.") || strings.HasPrefix(path, "/openapi-") ||
+		path == "/docs" || strings.HasPrefix(path, "/docs/")
+}
+
+// publicRequest reports whether r asks for a public path, written
+// plainly: a path with dot segments, doubled or escaped slashes is never
+// public (the mux would only redirect it).
+func publicRequest(r *http.Request) bool {
+	p := r.URL.Path
+	return r.URL.RawPath == "" && !strings.Contains(p, "//") && !strings.Contains(p, "/.") && public(p)
+}
+
+// identify wraps next: it authenticates every request but those of the
+// public paths (401 before anything else sees it), and gives the request
+// its scope: the identity's with Auth, else the scope header's, else
+// "default".
+func (s *Server) identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scope := defaultScope
+		switch {
+		case s.cfg.Auth != nil:
+			if publicRequest(r) {
+				break
+			}
+			id, err := s.cfg.Auth(r)
+			if err != nil {
+				s.refuse(w, r, err)
+				return
+			}
+			if id != "" {
+				scope = id
+			}
+		case s.cfg.ScopeHeader != "":
+			v := strings.TrimSpace(r.Header.Get(s.cfg.ScopeHeader))
+			if v == "" {
+				break
+			}
+			if err := checkScope(v); err != nil {
+				problem(w, http.StatusBadRequest, fmt.Sprintf("header %s: %v", s.cfg.ScopeHeader, err))
+				return
+			}
+			scope = v
+		}
+		ctx := context.WithValue(r.Context(), requestKey{}, &requestInfo{scope: scope, header: r.Header})
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// refuse answers a request Auth refused: 401 with a bearer challenge, or
+// the status of a huma.StatusError the error wraps.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	status := http.StatusUnauthorized
+	var se huma.StatusError
+	if errors.As(err, &se) && se.GetStatus() >= 400 {
+		status = se.GetStatus()
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="aguic"`)
+	}
+	s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "status", status, "error", err.Error())
+	problem(w, status, err.Error())
+}
+
+// checkScope accepts a scope a header names: printable ASCII, at most
+// maxScope bytes.
+func checkScope(v string) error {
+	if len(v) > maxScope {
+		return fmt.Errorf("the scope is longer than %d bytes", maxScope)
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("the scope must be printable ASCII, found byte %#x", c)
+		}
+	}
+	return nil
+}
+
+// secure documents Auth in the OpenAPI document: a bearer scheme, and on
+// every operation under the base path its requirement and the 401 answer.
+func (s *Server) secure(oapi *huma.OpenAPI, op *huma.Operation) {
+	if s.cfg.Auth == nil || public(op.Path) {
+		return
+	}
+	if oapi.Components.SecuritySchemes == nil {
+		oapi.Components.SecuritySchemes = map[string]*huma.SecurityScheme{}
+	}
+	if oapi.Components.SecuritySchemes["bearer"] == nil {
+		oapi.Components.SecuritySchemes["bearer"] = &huma.SecurityScheme{
+			Type:        "http",
+			Scheme:      "bearer",
+			Description: "A bearer token: its identity is the scope of the threads the request may see.",
+		}
+	}
+	op.Security = []map[string][]string{{"bearer": {}}}
+	if op.Responses == nil || op.Responses["401"] != nil {
+		return
+	}
+	for _, code := range []string{"400", "404", "default"} {
+		if r := op.Responses[code]; r != nil && r.Content["application/problem+json"] != nil {
+			op.Responses["401"] = &huma.Response{
+				Description: http.StatusText(http.StatusUnauthorized),
+				Content:     r.Content,
+			}
+			return
+		}
+	}
+}

@@ -1,0 +1,280 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store/badger"
+)
+
+// benchChat is the conversation of the serving benchmarks: a turn says one
+// line and suspends, so a turn is mostly the server's own work (HTTP, the
+// run, its commits, the stream).
+const benchChat = `wf 1
+
+workflow chat {
+  title        = "Chat"
+  conversation = true
+
+  flow {
+    top: say "ok <<$agent.latestUserMessage.content>>"
+    wait: suspend
+    goto top
+  }
+}
+`
+
+// benchClients are the numbers of concurrent clients the serving
+// benchmarks measure.
+var benchClients = []int{1, 16, 64}
+
+// BenchmarkTurns measures short conversation turns served end to end over
+// loopback: the HTTP request, the run, its commits to an on-disk store
+// (every node boundary synced, as aguic serve does) and the SSE stream read
+// to its end. Each client has its own thread and sends its turns back to
+// back; b.N is the number of turns of all clients together.
+func BenchmarkTurns(b *testing.B) {
+	url := benchServer(b, badger.Options{Dir: b.TempDir()})
+	for _, n := range benchClients {
+		b.Run("clients="+strconv.Itoa(n), func(b *testing.B) {
+			benchTurns(b, url+"/agui/workflows/chat", n)
+		})
+	}
+}
+
+// BenchmarkTurnsInMemory is BenchmarkTurns on an in-memory store: the
+// same work but for the disk, which no commit waits for.
+func BenchmarkTurnsInMemory(b *testing.B) {
+	url := benchServer(b, badger.Options{InMemory: true})
+	for _, n := range benchClients {
+		b.Run("clients="+strconv.Itoa(n), func(b *testing.B) {
+			benchTurns(b, url+"/agui/workflows/chat", n)
+		})
+	}
+}
+
+// BenchmarkBareTurns is the ceiling of BenchmarkTurns: the same clients
+// against a bare net/http handler that answers every request with the
+// bytes of one real turn's response, and does nothing else.
+func BenchmarkBareTurns(b *testing.B) {
+	// One real response, captured once.
+	url := benchServer(b, badger.Options{InMemory: true})
+	c := newBenchClient(url+"/agui/workflows/chat", "capture", nil)
+	c.turn(b) // the first turn creates the thread; capture a later one
+	c.turn(b)
+	body := bytes.Clone(c.buf.Bytes())
+	c.close()
+
+	bare := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		w.Write(body)
+	}))
+	b.Cleanup(bare.Close)
+	for _, n := range benchClients {
+		b.Run("clients="+strconv.Itoa(n), func(b *testing.B) {
+			benchTurns(b, bare.URL+"/agui/workflows/chat", n)
+		})
+	}
+}
+
+// benchServer serves benchChat from the store opts opens on a loopback
+// listener, and returns its URL.
+func benchServer(b *testing.B, opts badger.Options) string {
+	b.Helper()
+	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
+	reg := vm.NewRegistry()
+	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
+	prog, diags := compiler.Compile(reg, src)
+	if diags.HasErrors() {
+		b.Fatalf("compile: %v", diags.Err())
+	}
+	bundle, _ := compiler.Bundle([]compiler.Source{src})
+	log := slog.New(slog.DiscardHandler)
+	opts.Logger = log
+	st, err := badger.Open(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := server.New(server.Config{
+		Machine: &vm.Machine{Program: prog, Registry: reg},
+		Bundle:  bundle,
+		Store:   st,
+		Logger:  log,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv.Handler())
+	hs.Config.ReadHeaderTimeout = 10 * time.Second // as aguic serve
+	hs.Start()
+	b.Cleanup(func() {
+		hs.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			b.Errorf("shutdown: %v", err)
+		}
+		st.Close()
+	})
+	return hs.URL
+}
+
+// benchTurns runs b.N turns from n concurrent clients against url and
+// reports turns per second and the median and 99th percentile latency of
+// a turn: from sending the request to the end of its stream.
+func benchTurns(b *testing.B, url string, n int) {
+	tr := &http.Transport{
+		MaxIdleConns:        2 * n,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	// Each invocation has threads of its own; their first turn, which
+	// creates the thread, is not measured.
+	clients := make([]*benchClient, n)
+	for i := range clients {
+		clients[i] = newBenchClient(url, fmt.Sprintf("b%d-%d-%d", n, b.N, i), hc)
+		clients[i].turn(b)
+		clients[i].lat = make([]time.Duration, 0, b.N/n+1)
+	}
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	cpu0 := cpuTime()
+	start := time.Now()
+	for i, c := range clients {
+		turns := b.N / n
+		if i < b.N%n {
+			turns++
+		}
+		wg.Go(func() {
+			for range turns {
+				if !c.turn(b) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	cpu := cpuTime() - cpu0
+	b.StopTimer()
+	var lat []time.Duration
+	for _, c := range clients {
+		lat = append(lat, c.lat...)
+	}
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	ms := func(p float64) float64 {
+		return float64(lat[int(p*float64(len(lat)-1))]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "turns/s")
+	b.ReportMetric(ms(0.50), "p50-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+	// The CPU time of the process (server and clients) per turn: what a
+	// turn costs whatever else the machine runs.
+	b.ReportMetric(float64(cpu)/float64(len(lat))/float64(time.Microsecond), "cpu-µs/turn")
+}
+
+// cpuTime is the CPU time the process used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchClient is one client of a serving benchmark: one thread, one turn
+// at a time, as an AG-UI HttpAgent sends them.
+type benchClient struct {
+	hc     *http.Client
+	own    *http.Transport // closed by close, when the client made it
+	url    string
+	thread string
+	n      int             // turns sent
+	body   bytes.Buffer    // the request being built
+	buf    bytes.Buffer    // the last response
+	lat    []time.Duration // of every turn
+	failed bool            // the first failure is reported, not the rest
+}
+
+func newBenchClient(url, thread string, hc *http.Client) *benchClient {
+	c := &benchClient{hc: hc, url: url, thread: thread}
+	if hc == nil {
+		c.own = &http.Transport{}
+		c.hc = &http.Client{Transport: c.own}
+	}
+	return c
+}
+
+func (c *benchClient) close() {
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// turn sends the client's next turn and reads its stream to the end; it
+// fails b (and returns false) unless the stream ends with RUN_FINISHED.
+func (c *benchClient) turn(b *testing.B) bool {
+	c.n++
+	c.body.Reset()
+	fmt.Fprintf(&c.body, `{"threadId":%q,"runId":"%s-r%d","messages":[{"id":"%s-m%d","role":"user","content":"hello %d"}],"state":{},"tools":[],"context":[],"forwardedProps":{}}`,
+		c.thread, c.thread, c.n, c.thread, c.n, c.n)
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(c.body.Bytes()))
+	if err != nil {
+		return c.fail(b, err.Error())
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.fail(b, err.Error())
+	}
+	c.buf.Reset()
+	_, err = c.buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	c.lat = append(c.lat, time.Since(start))
+	switch {
+	case err != nil:
+		return c.fail(b, err.Error())
+	case resp.StatusCode != http.StatusOK:
+		return c.fail(b, fmt.Sprintf("status %d: %s", resp.StatusCode, c.buf.Bytes()))
+	case !bytes.Contains(c.buf.Bytes(), []byte(`"type":"RUN_FINISHED"`)):
+		return c.fail(b, "the stream does not end with RUN_FINISHED: "+c.buf.String())
+	}
+	return true
+}
+
+func (c *benchClient) fail(b *testing.B, msg string) bool {
+	if !c.failed {
+		c.failed = true
+		b.Errorf("thread %s, turn %d: %s", c.thread, c.n, msg)
+	}
+	return false
+}

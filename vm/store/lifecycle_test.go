@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+)
+
+// observingSink is a live sink that also observes nodes.
+type observingSink struct{ lines []string }
+
+func (o *observingSink) Emit(e vm.Event) error { return o.EmitSeq(0, e) }
+
+func (o *observingSink) EmitSeq(seq uint64, e vm.Event) error {
+	if e.Type != vm.TextContent {
+		o.lines = append(o.lines, fmt.Sprintf("%d %s", seq, e.Type))
+	}
+	return nil
+}
+
+func (o *observingSink) NodeStarted(n *vm.Node) error {
+	o.lines = append(o.lines, "> "+n.ID)
+	return nil
+}
+
+func (o *observingSink) NodeFinished(n *vm.Node, end vm.NodeEnd) error {
+	o.lines = append(o.lines, "< "+n.ID+" -> "+end.Next)
+	return nil
+}
+
+// TestExecuteObservesNodes: a live sink that observes nodes learns of them
+// between the events, which the journal numbers and stores as ever; the
+// node lifecycle itself is not stored.
+func TestExecuteObservesNodes(t *testing.T) {
+	e := newEnv(t)
+	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t"}
+	live := &observingSink{}
+	o, th, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: "r", Machine: e.m, Bundle: e.bundle, Live: live})
+	if err != nil || o.Status != vm.Suspended {
+		t.Fatalf("outcome %+v, %v", o, err)
+	}
+	want := strings.Join([]string{
+		"> top", "< top -> 2",
+		"> 2", "1 TEXT_MESSAGE_START", "3 TEXT_MESSAGE_END", "< 2 -> 3",
+		"> 3", "< 3 -> w",
+		"> w",
+	}, "\n")
+	if got := strings.Join(live.lines, "\n"); got != want {
+		t.Errorf("live:\n%s\nwant:\n%s", got, want)
+	}
+	if evs := events(t, e.st, key); len(evs) != 3 || th.LastSeq != 3 {
+		t.Errorf("stored %d events (last seq %d), want the 3 of the text message", len(evs), th.LastSeq)
+	}
+}
