@@ -184,6 +184,9 @@ func New(cfg Config) (*Server, error) {
 	s.api = humago.New(s.mux, s.humaConfig())
 	s.api.UseMiddleware(badRequests)
 	s.register()
+	docs := DocsHandler("aguic API", "/openapi.json", "/docs")
+	s.mux.Handle("GET /docs", docs)
+	s.mux.Handle("GET /docs/", docs)
 	s.handler = cors.wrap(s.identify(s.mux))
 	return s, nil
 }
