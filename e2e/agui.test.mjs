@@ -103,12 +103,17 @@ async function rawRun(url, input) {
   });
   assert.equal(res.status, 200, `status ${res.status}: ${await res.clone().text()}`);
   assert.match(res.headers.get("content-type"), /^text\/event-stream/);
-  const text = await res.text();
+  return checkStream(await res.text(), input);
+}
+
+// checkStream checks an SSE body as bytes: LF framing, every event valid
+// against EventSchemas, RUN_STARTED first, one terminal event, last.
+function checkStream(text, input) {
   assert.ok(!text.includes("\r"), "frames must use LF only");
+  assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
   const events = [];
   for (const frame of text.split("\n\n")) {
-    if (frame === "") continue;
-    const lines = frame.split("\n").filter((l) => !l.startsWith(":"));
+    const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
     if (lines.length === 0) continue;
     const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
     const event = JSON.parse(data);
@@ -116,14 +121,25 @@ async function rawRun(url, input) {
     assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
     events.push(event);
   }
-  assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
   assert.equal(events[0].type, "RUN_STARTED");
-  assert.equal(events[0].threadId, input.threadId);
-  assert.equal(events[0].runId, input.runId);
+  if (input) {
+    assert.equal(events[0].threadId, input.threadId);
+    assert.equal(events[0].runId, input.runId);
+  }
   const terminal = events.filter((e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR");
   assert.equal(terminal.length, 1, "exactly one terminal event");
   assert.equal(events.at(-1), terminal[0], "the terminal event comes last");
   return events;
+}
+
+// checkedFetch is the fetch the official client uses in these tests: it
+// checks every stream it reads, frame by frame, before the client sees it.
+async function checkedFetch(url, init) {
+  const res = await fetch(url, init);
+  if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
+  const text = await res.text();
+  checkStream(text, JSON.parse(init.body));
+  return new Response(text, { status: res.status, headers: res.headers });
 }
 
 // agentRun runs the official client and returns what it saw.
@@ -149,7 +165,7 @@ test("a stateless chat streams valid frames the client accepts", async () => {
   assert.ok(types.includes("TEXT_MESSAGE_CONTENT"), types.join(" "));
   assert.ok(types.includes("REASONING_MESSAGE_CONTENT"), types.join(" "));
 
-  const agent = new HttpAgent({ url: `${base}/workflows/chat`, threadId: newID("thread") });
+  const agent = new HttpAgent({ fetch: checkedFetch, url: `${base}/workflows/chat`, threadId: newID("thread") });
   agent.addMessage({ id: newID("msg"), role: "user", content: "hello" });
   const { result } = await agentRun(agent);
   assert.deepEqual(result.result, { text: "Hello! How can I help you today?" });
@@ -171,7 +187,7 @@ test("the selector route runs a workflow named in forwardedProps", async () => {
 });
 
 test("a conversation keeps state, activities and steps across turns", async () => {
-  const agent = new HttpAgent({ url: `${base}/workflows/notes`, threadId: newID("thread"), initialState: {} });
+  const agent = new HttpAgent({ fetch: checkedFetch, url: `${base}/workflows/notes`, threadId: newID("thread"), initialState: {} });
   for (const [i, note] of ["milk", "eggs"].entries()) {
     agent.addMessage({ id: newID("msg"), role: "user", content: note });
     const { seen } = await agentRun(agent);
@@ -188,7 +204,7 @@ test("a conversation keeps state, activities and steps across turns", async () =
 });
 
 test("a frontend tool call ends the run with pendingToolCallIds and resumes with the result", async () => {
-  const agent = new HttpAgent({ url: `${base}/workflows/approve`, threadId: newID("thread") });
+  const agent = new HttpAgent({ fetch: checkedFetch, url: `${base}/workflows/approve`, threadId: newID("thread") });
   agent.addMessage({ id: newID("msg"), role: "user", content: "the refund" });
   const first = await agentRun(agent);
   const finished = first.seen.find((e) => e.type === "RUN_FINISHED");
@@ -201,7 +217,7 @@ test("a frontend tool call ends the run with pendingToolCallIds and resumes with
 });
 
 test("an interrupt is answered through resume, approved and cancelled", async () => {
-  const agent = new HttpAgent({ url: `${base}/workflows/handoff`, threadId: newID("thread") });
+  const agent = new HttpAgent({ fetch: checkedFetch, url: `${base}/workflows/handoff`, threadId: newID("thread") });
   for (const [status, want] of [["resolved", "Approved: true"], ["cancelled", "Cancelled."]]) {
     agent.addMessage({ id: newID("msg"), role: "user", content: "the payment" });
     const first = await agentRun(agent);
@@ -244,7 +260,7 @@ test("invalid requests are answered with problem+json before any stream", async 
 
 test("history restores what the client reduced from the live streams", async () => {
   const threadId = newID("thread");
-  const agent = new HttpAgent({ url: `${base}/workflows/notes`, threadId, initialState: {} });
+  const agent = new HttpAgent({ fetch: checkedFetch, url: `${base}/workflows/notes`, threadId, initialState: {} });
   for (const note of ["bread", "tea"]) {
     agent.addMessage({ id: newID("msg"), role: "user", content: note });
     await agentRun(agent);
