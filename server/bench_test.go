@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +22,7 @@ import (
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store/badger"
 )
@@ -58,9 +62,9 @@ func BenchmarkTurns(b *testing.B) {
 	}
 }
 
-// BenchmarkTurnsInMemory is BenchmarkTurns on an in-memory store: the
+// BenchmarkMemoryTurns is BenchmarkTurns on an in-memory store: the
 // same work but for the disk, which no commit waits for.
-func BenchmarkTurnsInMemory(b *testing.B) {
+func BenchmarkMemoryTurns(b *testing.B) {
 	url := benchServer(b, badger.Options{InMemory: true})
 	for _, n := range benchClients {
 		b.Run("clients="+strconv.Itoa(n), func(b *testing.B) {
@@ -101,10 +105,17 @@ func BenchmarkBareTurns(b *testing.B) {
 // benchServer serves benchChat from the store opts opens on a loopback
 // listener, and returns its URL.
 func benchServer(b *testing.B, opts badger.Options) string {
-	b.Helper()
 	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
+	return benchServerOf(b, opts, src, stdlib.Options{})
+}
+
+// benchServerOf serves src, with the builtins of lib, from the store opts
+// opens on a loopback listener, and returns its URL.
+func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options) string {
+	b.Helper()
+	lib.Getenv = func(string) string { return "" }
 	reg := vm.NewRegistry()
-	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
+	stdlib.RegisterWith(reg, lib)
 	prog, diags := compiler.Compile(reg, src)
 	if diags.HasErrors() {
 		b.Fatalf("compile: %v", diags.Err())
@@ -277,4 +288,126 @@ func (c *benchClient) fail(b *testing.B, msg string) bool {
 		b.Errorf("thread %s, turn %d: %s", c.thread, c.n, msg)
 	}
 	return false
+}
+
+// benchRelay is the workflow of BenchmarkModelRelay: one model node,
+// whose answer the server relays as it streams.
+const benchRelay = `wf 1
+
+workflow relay {
+  title = "Relay"
+
+  flow {
+    answer: model {
+      prompt = "hi"
+    } -> $reply
+  }
+}
+`
+
+// benchProvider is a model that answers with tokens chunks of text as
+// fast as it can, and notes when it sent the first and the last.
+type benchProvider struct {
+	tokens      int
+	base        time.Time
+	first, last atomic.Int64 // since base, in ns
+}
+
+func (p *benchProvider) Stream(ctx context.Context, req *llm.Request, on func(llm.Chunk) error) (*llm.Response, error) {
+	for i := range p.tokens {
+		if i == 0 {
+			p.first.Store(int64(time.Since(p.base)))
+		}
+		if i == p.tokens-1 {
+			p.last.Store(int64(time.Since(p.base)))
+		}
+		if err := on(llm.Chunk{Text: "tok "}); err != nil {
+			return nil, err
+		}
+	}
+	return &llm.Response{Text: strings.Repeat("tok ", p.tokens), Usage: llm.Usage{OutputTokens: p.tokens}}, nil
+}
+
+// BenchmarkModelRelay measures how a model's answer is relayed to the
+// client over loopback, the run persisted on disk as in BenchmarkTurns.
+// first-token: from the provider handing the server its first token to
+// the client reading the SSE frame that carries it (one run per
+// iteration). stream: the tokens per second of one stream of 10,000 tokens,
+// from the first token sent to the last token's frame read.
+func BenchmarkModelRelay(b *testing.B) {
+	p := &benchProvider{base: time.Now()}
+	src := compiler.Source{Name: "relay.wf", Text: lang.Clean([]byte(benchRelay))}
+	url := benchServerOf(b, badger.Options{Dir: b.TempDir()}, src, stdlib.Options{
+		Models:       llm.Resolver(map[string]llm.Provider{"bench": p}),
+		DefaultModel: "bench/x",
+	}) + "/agui/workflows/relay"
+	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	defer hc.CloseIdleConnections()
+	body := `{"threadId":"t","messages":[{"id":"m","role":"user","content":"hi"}]}`
+
+	// relay runs one stream and returns when the client read the first
+	// and the last token's frame, since p.base.
+	relay := func(b *testing.B) (first, last time.Duration) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		br := bufio.NewReaderSize(resp.Body, 64<<10)
+		content := []byte(`data: {"type":"TEXT_MESSAGE_CONTENT"`)
+		finished := false
+		for {
+			line, err := br.ReadSlice('\n')
+			if bytes.HasPrefix(line, content) {
+				last = time.Since(p.base)
+				if first == 0 {
+					first = last
+				}
+			}
+			if bytes.Contains(line, []byte(`"type":"RUN_FINISHED"`)) {
+				finished = true
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil && err != bufio.ErrBufferFull {
+				b.Fatal(err)
+			}
+		}
+		if !finished || first == 0 {
+			b.Fatal("the stream did not relay the answer and finish")
+		}
+		return first, last
+	}
+
+	b.Run("first-token", func(b *testing.B) {
+		p.tokens = 10
+		relay(b) // the first run opens the connection
+		lat := make([]time.Duration, 0, b.N)
+		b.ResetTimer()
+		for range b.N {
+			first, _ := relay(b)
+			lat = append(lat, first-time.Duration(p.first.Load()))
+		}
+		b.StopTimer()
+		slices.Sort(lat)
+		us := func(q float64) float64 {
+			return float64(lat[int(q*float64(len(lat)-1))]) / float64(time.Microsecond)
+		}
+		b.ReportMetric(us(0.50), "p50-µs")
+		b.ReportMetric(us(0.99), "p99-µs")
+	})
+	b.Run("stream", func(b *testing.B) {
+		p.tokens = 10_000
+		var relayed time.Duration
+		for range b.N {
+			first, last := relay(b)
+			_ = first
+			relayed += last - time.Duration(p.first.Load())
+		}
+		b.ReportMetric(float64(p.tokens*b.N)/relayed.Seconds(), "tokens/s")
+	})
 }

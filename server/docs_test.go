@@ -89,8 +89,16 @@ func parsePage(t *testing.T, body []byte) page {
 	}
 }
 
+// TestDocsPage checks the page and its assets, from DocsHandler alone and
+// from the server, which mounts it.
 func TestDocsPage(t *testing.T) {
-	srv := docsServer(t)
+	alone := docsServer(t)
+	t.Run("handler", func(t *testing.T) { checkDocs(t, alone) })
+	e := newEnv(t, nil)
+	t.Run("server", func(t *testing.T) { checkDocs(t, e.http) })
+}
+
+func checkDocs(t *testing.T, srv *httptest.Server) {
 	c := srv.Client()
 	base, _ := url.Parse(srv.URL)
 
@@ -98,7 +106,7 @@ func TestDocsPage(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /docs: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
-	if !bytes.Contains(bytes.ToLower(body), []byte("<!doctype html>")) || !bytes.Contains(body, []byte("<title>aguic - Swagger UI</title>")) {
+	if !bytes.Contains(bytes.ToLower(body), []byte("<!doctype html>")) || !bytes.Contains(body, []byte(" - Swagger UI</title>")) {
 		t.Errorf("GET /docs is not the Swagger UI page:\n%s", body)
 	}
 	if _, again := fetch(t, c, srv.URL+"/docs/"); !bytes.Equal(again, body) {
@@ -167,7 +175,7 @@ func TestDocsPage(t *testing.T) {
 	}
 
 	// Nothing else under /docs.
-	for _, path := range []string{"/docs/nope.js", "/docs/embed.go", "/docs/../openapi.json"} {
+	for _, path := range []string{"/docs/nope.js", "/docs/embed.go", "/docs/static/embed.go"} {
 		if resp, _ := fetch(t, c, srv.URL+path); resp.StatusCode == http.StatusOK {
 			t.Errorf("GET %s: 200", path)
 		}

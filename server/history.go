@@ -82,7 +82,7 @@ func (s *Server) registerHistory() {
 			},
 		},
 		MaxBodyBytes: s.cfg.BodyLimit,
-		Errors:       []int{http.StatusBadRequest, http.StatusNotFound},
+		Errors:       []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
 	}, func(ctx context.Context, in *historyInput) (*huma.StreamResponse, error) {
 		req := in.Body
 		if req.WorkflowID != "" && req.WorkflowName != "" {

@@ -170,9 +170,11 @@ func (s *Server) registerThreads() {
 		return s.start(ctx, runRequest{wf: wf, in: &ra})
 	})
 
-	huma.Register(s.api, op(http.MethodPost, "cancel", b+"/cancel", "Cancel a run",
+	cancelOp := op(http.MethodPost, "cancel", b+"/cancel", "Cancel a run",
 		"Cancels the run in progress on the request's thread (threadId, and forwardedProps.aguic.workflowId or .workflowName when threads of several workflows have that id): its stream ends with RUN_FINISHED, outcome cancelled. Answers once the run has ended; 404 when nothing runs on the thread.",
-		http.StatusBadRequest, http.StatusNotFound),
+		http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge)
+	cancelOp.MaxBodyBytes = s.cfg.BodyLimit
+	huma.Register(s.api, cancelOp,
 		func(ctx context.Context, in *cancelInput) (*cancelOutput, error) {
 			workflowID := ""
 			if in.Body.ForwardedProps != nil {
