@@ -82,11 +82,15 @@ before(async () => {
   }
 });
 
-after(() => {
+after(async () => {
   for (const res of held) res.end("released");
   slow.close();
-  server?.kill("SIGTERM");
-  rmSync(work, { recursive: true, force: true });
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once("exit", r));
+    server.kill("SIGTERM");
+    await exited;
+  }
+  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
 });
 
 let ids = 0;
