@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aguic/aguic/vm"
@@ -30,8 +31,13 @@ type Journal struct {
 	before  []byte // the frame as the run found it
 	pending []Event
 	last    vm.Event // the last pending event, decoded
-	hide    []string // tool calls to hide from replay
-	thread  Thread
+	// joined holds the text of last while deltas join it: the last
+	// pending event's Data is encoded again only before a commit, not at
+	// every delta, which would take time quadratic in the text's length.
+	joined strings.Builder
+	stale  bool     // the last pending event's Data lacks deltas joined since
+	hide   []string // tool calls to hide from replay
+	thread Thread
 }
 
 // NewJournal starts journaling run on the thread of lease. frame is the
@@ -83,13 +89,16 @@ func (j *Journal) Emit(e vm.Event) error {
 		return j.emitLive(0, e)
 	}
 	if n := len(j.pending); n > 0 && joins(j.last, e) {
-		j.last.Delta += e.Delta
-		data, err := json.Marshal(j.last)
-		if err != nil {
-			return err
+		if !j.stale {
+			j.joined.Reset()
+			j.joined.WriteString(j.last.Delta)
+			j.stale = true
 		}
-		j.pending[n-1].Data = data
+		j.joined.WriteString(e.Delta)
 		return j.emitLive(j.thread.LastSeq+uint64(n), e)
+	}
+	if err := j.encodeJoined(); err != nil {
+		return err
 	}
 	data, err := json.Marshal(e)
 	if err != nil {
@@ -108,6 +117,23 @@ func (j *Journal) emitLive(seq uint64, e vm.Event) error {
 		return s.EmitSeq(seq, e)
 	}
 	return j.live.Emit(e)
+}
+
+// encodeJoined encodes the last pending event again with the deltas
+// joined to it since it was last encoded.
+func (j *Journal) encodeJoined() error {
+	if !j.stale {
+		return nil
+	}
+	j.stale = false
+	j.last.Delta = j.joined.String()
+	j.joined.Reset()
+	data, err := json.Marshal(j.last)
+	if err != nil {
+		return fmt.Errorf("store event %s: %w", j.last.Type, err)
+	}
+	j.pending[len(j.pending)-1].Data = data
+	return nil
 }
 
 // joins reports whether e continues the text of last.
@@ -180,6 +206,9 @@ func statusOf(s vm.Status) Status {
 }
 
 func (j *Journal) commit(c Commit) error {
+	if err := j.encodeJoined(); err != nil {
+		return err
+	}
 	c.Events = j.pending
 	if len(j.hide) > 0 {
 		seqs, err := j.findToolCall(j.hide)

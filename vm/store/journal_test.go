@@ -167,6 +167,50 @@ func TestJournalCoalescesAndKeepsTurns(t *testing.T) {
 	}
 }
 
+// TestJournalJoinsAcrossCommits: deltas joined since the last commit are
+// stored whole, and deltas after a commit start a stored event of their
+// own.
+func TestJournalJoinsAcrossCommits(t *testing.T) {
+	e := newEnv(t)
+	key := store.Key{Scope: "s", Workflow: "chat", Thread: "j1"}
+	l, err := e.st.Acquire(e.ctx, key, "o", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := e.m.NewFrame("chat", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := store.NewJournal(e.ctx, e.st, l, store.Run{ID: "r1"}, e.m.Program.Hash, e.bundle, f, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emit := func(evs ...vm.Event) {
+		for _, ev := range evs {
+			if err := j.Emit(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	delta := func(d string) vm.Event { return vm.Event{Type: vm.TextContent, MessageID: "m", Delta: d} }
+	emit(vm.Event{Type: vm.TextStart, MessageID: "m", Role: "assistant"}, delta("a"), delta("b"), delta("c"))
+	if err := j.Checkpoint(f); err != nil {
+		t.Fatal(err)
+	}
+	emit(delta("d"), delta("e"), vm.Event{Type: vm.TextEnd, MessageID: "m"}, delta("x"))
+	if err := j.Finish(f, vm.Outcome{Status: vm.Finished}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range events(t, e.st, key) {
+		got = append(got, string(ev.Type)+":"+ev.Delta)
+	}
+	want := []string{"TEXT_MESSAGE_START:", "TEXT_MESSAGE_CONTENT:abc", "TEXT_MESSAGE_CONTENT:de", "TEXT_MESSAGE_END:", "TEXT_MESSAGE_CONTENT:x"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("stored %q, want %q", got, want)
+	}
+}
+
 func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	e := newEnv(t)
 	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
