@@ -67,6 +67,7 @@ func NewJournal(ctx context.Context, st Store, lease Lease, run Run, hash string
 	t, err := st.Commit(j.ctx, lease, Commit{
 		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: before, RunID: run.ID},
 		Run:        &runRec,
+		Lazy:       true, // lost in a power cut, the run never started
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start run %s: %w", run.ID, err)
@@ -156,7 +157,9 @@ func (j *Journal) Checkpoint(f *vm.Frame) error {
 	if err != nil {
 		return err
 	}
-	return j.commit(Commit{Checkpoint: &Thread{Status: Running, Hash: j.hash, Frame: frame, RunID: j.run.ID}})
+	// Lazy: a process crash loses nothing, and the run's end is synced
+	// (Finish); after a power cut, recovery runs the lost nodes again.
+	return j.commit(Commit{Checkpoint: &Thread{Status: Running, Hash: j.hash, Frame: frame, RunID: j.run.ID}, Lazy: true})
 }
 
 // Finish commits the run's end: the last events, the frame, what a

@@ -110,6 +110,10 @@ type Commit struct {
 	// Expect, when not zero, is the thread's Version the commit is based
 	// on: a different one fails with ErrConflict (compare-and-set).
 	Expect uint64
+	// Lazy lets Commit return before the commit reaches the disk: a
+	// process crash loses nothing, a power cut may lose it and the lazy
+	// commits after the last one that was not lazy.
+	Lazy bool
 }
 
 // Page asks for a slice of a listing: after a cursor, at most Limit items.

@@ -87,7 +87,7 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	if err != nil {
 		return fail(err)
 	}
-	if s.syncCommits {
+	if s.syncCommits && !c.Lazy {
 		if err := s.syncs.run(s.db.Sync); err != nil {
 			return fail(fmt.Errorf("sync: %w", err))
 		}
