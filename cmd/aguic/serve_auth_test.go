@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -79,26 +78,13 @@ func TestServeAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	urls := make(chan string, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- serve(ctx, e, serveOptions{
-			dir: wfDir, addr: "127.0.0.1:0", data: filepath.Join(dir, "data"),
-			basePath: "/agui", deadline: -1,
-			tokens: toks, corsOrigins: []string{"http://localhost:3000"},
-			ready: func(url string) { urls <- url },
-		})
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case c := <-code:
-		t.Fatalf("serve exited with %d: %s", c, stderr.String())
-	}
+	srv := startServe(t, serveOptions{
+		dir: wfDir, data: filepath.Join(dir, "data"),
+		basePath: "/agui", deadline: -1,
+		tokens: toks, corsOrigins: []string{"http://localhost:3000"},
+	})
+	url := srv.url
+	stderr := srv.stderr
 	send := func(method, path, body string, header ...string) (*http.Response, string) {
 		t.Helper()
 		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
@@ -141,8 +127,7 @@ func TestServeAuth(t *testing.T) {
 		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
 	}
 
-	stop()
-	if c := <-code; c != exitOK {
+	if c := srv.stop(); c != exitOK {
 		t.Errorf("serve exited with %d: %s", c, stderr.String())
 	}
 	if strings.Contains(stderr.String(), "ada-token") {

@@ -26,25 +26,11 @@ func TestOnlineBackup(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wfDir, "notes.wf"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	urls := make(chan string, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- serve(ctx, e, serveOptions{
-			dir: wfDir, addr: "127.0.0.1:0", data: filepath.Join(dir, "data"),
-			basePath: "/agui", deadline: -1, adminToken: "s3cret",
-			ready: func(url string) { urls <- url },
-		})
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case c := <-code:
-		t.Fatalf("serve exited with %d: %s", c, stderr.String())
-	}
+	srv := startServe(t, serveOptions{
+		dir: wfDir, data: filepath.Join(dir, "data"),
+		basePath: "/agui", deadline: -1, adminToken: "s3cret",
+	})
+	url := srv.url
 	resp, err := http.Post(url+"/agui/workflows/notes", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "milk"}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -61,8 +47,9 @@ func TestOnlineBackup(t *testing.T) {
 	if c := run([]string{"backup", "--from", url + "/agui", "--token", "s3cret", backup}, strings.NewReader(""), &out, &errOut); c != exitOK {
 		t.Fatalf("backup --from: exit %d, %s", c, errOut.String())
 	}
-	stop()
-	<-code
+	if c := srv.stop(); c != exitOK {
+		t.Fatalf("serve exited with %d: %s", c, srv.stderr.String())
+	}
 
 	restored := filepath.Join(dir, "restored")
 	if c := run([]string{"restore", "--data", restored, backup}, strings.NewReader(""), &out, &errOut); c != exitOK {

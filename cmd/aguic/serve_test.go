@@ -32,6 +32,45 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
+// served is aguic serve running in the test's process.
+type served struct {
+	url    string
+	stderr *lockedBuffer
+	stop   func() int // stops the server as a signal does; its exit status
+}
+
+// startServe runs serve with o (on a free loopback port) until the test
+// stops it, and returns once it listens.
+func startServe(t *testing.T, o serveOptions) *served {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr}
+	ctx, cancel := context.WithCancel(context.Background())
+	urls := make(chan string, 1)
+	code := make(chan int, 1)
+	o.addr = "127.0.0.1:0"
+	o.ready = func(url string) { urls <- url }
+	go func() { code <- serve(ctx, e, o) }()
+	s := &served{stderr: stderr}
+	select {
+	case s.url = <-urls:
+	case c := <-code:
+		cancel()
+		t.Fatalf("serve exited with %d: %s", c, stderr.String())
+	}
+	stopped := false
+	s.stop = func() int {
+		cancel()
+		if stopped {
+			return exitOK
+		}
+		stopped = true
+		return <-code
+	}
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
 // TestServe starts aguic serve on a free port, runs a workflow over HTTP,
 // and stops it as a signal does: it exits with status 0, and the thread is
 // in the data directory.
@@ -45,25 +84,8 @@ func TestServe(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var stderr lockedBuffer
-	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	urls := make(chan string, 1)
-	code := make(chan int, 1)
-	go func() {
-		code <- serve(ctx, e, serveOptions{
-			dir: wfDir, addr: "127.0.0.1:0", data: filepath.Join(dir, "data"),
-			basePath: "/agui", deadline: -1,
-			ready: func(url string) { urls <- url },
-		})
-	}()
-	var url string
-	select {
-	case url = <-urls:
-	case c := <-code:
-		t.Fatalf("serve exited with %d: %s", c, stderr.String())
-	}
+	srv := startServe(t, serveOptions{dir: wfDir, data: filepath.Join(dir, "data"), basePath: "/agui", deadline: -1})
+	url := srv.url
 
 	resp, err := http.Post(url+"/agui", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "world"}], "forwardedProps": {"aguic": {"workflowName": "Hello"}}}`))
 	if err != nil {
@@ -75,11 +97,10 @@ func TestServe(t *testing.T) {
 		t.Errorf("status %d, stream:\n%s", resp.StatusCode, body)
 	}
 
-	stop()
-	if c := <-code; c != exitOK {
-		t.Errorf("serve exited with %d: %s", c, stderr.String())
+	if c := srv.stop(); c != exitOK {
+		t.Errorf("serve exited with %d: %s", c, srv.stderr.String())
 	}
-	logs := stderr.String()
+	logs := srv.stderr.String()
 	for _, want := range []string{"msg=serving", "url=" + url + "/agui", `msg="run ended" workflow=hello thread=t1 run=r1 status=finished`, `msg="shutting down"`} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log has no %q:\n%s", want, logs)
