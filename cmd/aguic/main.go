@@ -1,4 +1,5 @@
-// Command aguic checks, formats and draws .wf workflows.
+// Command aguic checks, formats, draws, runs and serves .wf workflows, and
+// backs up and restores the data it keeps.
 //
 // Every command reads its flags with the standard flag package and reports
 // through its exit status: 0 success, 1 problems found in the sources

@@ -119,7 +119,7 @@ func usageError(e *env, c *command, format string, args ...any) int {
 
 func writeUsage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("aguic checks, formats, draws and runs .wf workflows.\n\nUsage:\n\n\taguic <command> [arguments]\n\nThe commands are:\n\n")
+	b.WriteString("aguic checks, formats, draws, runs and serves .wf workflows.\n\nUsage:\n\n\taguic <command> [arguments]\n\nThe commands are:\n\n")
 	for _, c := range commands() {
 		fmt.Fprintf(&b, "\t%-8s %s\n", c.name, c.summary)
 	}
