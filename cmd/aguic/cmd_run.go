@@ -103,15 +103,10 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 					return usageError(e, c, "--tools must be a JSON list of {name, description, parameters} objects")
 				}
 			}
-			opts := stdlib.Options{Models: noModels}
-			if *script != "" {
-				scripted, err := llm.LoadScript(*script)
-				if err != nil {
-					e.errorf("%v", err)
-					return exitUsage
-				}
-				opts.Models = anyModel(scripted)
-				opts.DefaultModel = scriptedDefault
+			opts, err := modelOptions(*script, environ)
+			if err != nil {
+				e.errorf("%v", err)
+				return exitUsage
 			}
 			prog, srcs, status := compileSources(e, args)
 			if prog == nil {
@@ -133,11 +128,6 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 		}
 	}
 	return c
-}
-
-// noModels is the model resolver without --model-script.
-func noModels(name string) (llm.Provider, error) {
-	return nil, errors.New("no model provider is configured: pass --model-script file to answer model calls from a script (real providers come later)")
 }
 
 // anyModel resolves every well-formed "provider/model" name to p.

@@ -19,7 +19,6 @@ import (
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
-	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -260,19 +259,18 @@ func (o serveOptions) auth() func(*http.Request) (string, error) {
 // serve runs the server until ctx is done, then shuts it down gracefully.
 func serve(ctx context.Context, e *env, o serveOptions) int {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
-	opts := stdlib.Options{Models: noModels}
-	if o.script != "" {
-		scripted, err := llm.LoadScript(o.script)
-		if err != nil {
-			e.errorf("%v", err)
-			return exitUsage
-		}
-		opts.Models = anyModel(scripted)
-		opts.DefaultModel = scriptedDefault
+	opts, err := modelOptions(o.script, environ)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
 	}
 	prog, srcs, status := compileSources(e, []string{o.dir})
 	if prog == nil {
 		return status
+	}
+	if err := checkModels(prog, opts); err != nil {
+		e.errorf("%v", err)
+		return exitUsage
 	}
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
