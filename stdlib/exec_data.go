@@ -221,13 +221,9 @@ func execActivitySync(c *vm.Call) error {
 	if err != nil {
 		return err
 	}
-	content, _, err := c.Key("from")
+	content, err := activityContent(c, "from")
 	if err != nil {
 		return err
-	}
-	content = vm.Normalize(content)
-	if _, ok := content.(map[string]any); !ok {
-		return vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(content))
 	}
 	replace, err := boolKey(c, "replace")
 	if err != nil {
@@ -259,6 +255,20 @@ func execActivitySync(c *vm.Call) error {
 	return nil
 }
 
+// activityContent reads the key holding an activity's content, which must
+// be an object (AG-UI 1.0 requires one).
+func activityContent(c *vm.Call, key string) (map[string]any, error) {
+	v, _, err := c.Key(key)
+	if err != nil {
+		return nil, err
+	}
+	content, ok := vm.Normalize(v).(map[string]any)
+	if !ok {
+		return nil, vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(v))
+	}
+	return content, nil
+}
+
 // execActivitySnapshot sends an activity's whole content. With replace
 // false a client that holds the message keeps it, so a baseline this run
 // already has stays.
@@ -267,13 +277,9 @@ func execActivitySnapshot(c *vm.Call) error {
 	if err != nil {
 		return err
 	}
-	content, _, err := c.Key("content")
+	content, err := activityContent(c, "content")
 	if err != nil {
 		return err
-	}
-	content = vm.Normalize(content)
-	if _, ok := content.(map[string]any); !ok {
-		return vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(content))
 	}
 	replace, err := boolKey(c, "replace")
 	if err != nil {
