@@ -162,7 +162,6 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		TTL:     defaultLeaseTTL,
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
-		Bundle:  s.cfg.Bundle,
 		Load:    s.cfg.Load,
 		Live:    s.live(r),
 		Now:     s.now,

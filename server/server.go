@@ -119,6 +119,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("server: no store")
 	}
+	// The program's sources are stored once, for the conversations that
+	// will be pinned to this version; runs do not store them again.
+	if len(cfg.Bundle) > 0 {
+		if err := cfg.Store.PutSource(context.Background(), cfg.Machine.Program.Hash, cfg.Bundle); err != nil {
+			return nil, fmt.Errorf("server: store the program: %w", err)
+		}
+	}
 	if cfg.BasePath == "" {
 		cfg.BasePath = DefaultBasePath
 	}

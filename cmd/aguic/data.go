@@ -142,6 +142,12 @@ func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) i
 			fmt.Fprintf(s.e.stdout, "recovered run %s of thread %s: %s\n", r.Run.ID, r.Run.Key.Thread, r.Outcome.Status)
 		}
 	}
+	// The sources of this version are stored once, for the thread to be
+	// pinned to; runs do not store them again.
+	if err := st.PutSource(ctx, s.m.Program.Hash, k.bundle); err != nil {
+		s.e.errorf("%v", err)
+		return exitUsage
+	}
 	if err := s.restore(ctx, k); err != nil {
 		s.e.errorf("%v", err)
 		return exitUsage
@@ -231,7 +237,6 @@ func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, res
 		Owner:   k.owner,
 		RunID:   fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), k.runs),
 		Machine: s.m,
-		Bundle:  k.bundle,
 		Load:    k.vers.load,
 		Fresh:   !s.wf.Conversation,
 		Live:    s.out,

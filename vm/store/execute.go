@@ -17,7 +17,7 @@ type Request struct {
 	RunID string
 
 	Machine *vm.Machine // the current program
-	Bundle  []byte      // its sources, stored under Machine.Program.Hash
+	Bundle  []byte      // its sources, stored under Machine.Program.Hash before the run; nil when the caller stored them once
 	Load    Loader      // machines of older versions a thread may be pinned to
 
 	// Fresh starts a new frame even when the thread has one (a stateless
