@@ -213,8 +213,8 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, 
 	s.wg.Add(1)
 	s.mu.Unlock()
 
-	// The lease taken here is the run's: store.Execute takes it again as
-	// the same owner, so no other owner can slip in between.
+	// The lease taken here is the run's: store.Execute runs under it, so
+	// no other owner can slip in between.
 	lease, err := s.cfg.Store.Acquire(ctx, key, r.owner, defaultLeaseTTL)
 	if err != nil {
 		s.forget(r)
@@ -254,10 +254,8 @@ func (s *Server) execute(r *run, threadID string, req store.Request) {
 	defer close(r.done)
 	defer r.cancel()
 	started := s.now()
+	req.Lease = &r.lease
 	o, _, err := store.Execute(r.ctx, s.cfg.Store, req)
-	// store.Execute released its own lease, which fenced out the one
-	// admit took; that one is still held only when Execute failed before
-	// it took the thread (ErrLeaseLost otherwise).
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.forget(r)
 	r.mu.Lock()

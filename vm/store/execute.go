@@ -12,7 +12,12 @@ import (
 // thread's frame, run it and keep it.
 type Request struct {
 	Key   Key
-	Owner string        // who holds the lease while the run lasts
+	Owner string // who holds the lease while the run lasts
+	// Lease, when set, is a lease on Key the caller already holds (taken
+	// to answer "busy" before anything starts): Execute runs under it,
+	// renewing it while the run lasts, and leaves releasing it to the
+	// caller. Otherwise Execute takes the lease as Owner and releases it.
+	Lease *Lease
 	TTL   time.Duration // the lease's length; it is renewed while the run lasts (0: one minute)
 	RunID string
 
@@ -34,7 +39,8 @@ type Request struct {
 	Now  func() time.Time
 }
 
-// Execute takes the thread's lease (ErrBusy when another run holds it),
+// Execute takes the thread's lease unless the caller holds it (ErrBusy when
+// another run holds it),
 // loads its frame on the program version the frame is pinned to (or starts
 // a new frame on the current one), runs it with the journal as sink, keeps
 // the outcome and releases the lease. The thread is returned as the run
@@ -44,16 +50,23 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	lease, err := st.Acquire(ctx, req.Key, req.Owner, ttl)
-	if err != nil {
-		return vm.Outcome{}, Thread{}, err
+	var lease Lease
+	if req.Lease != nil {
+		lease = *req.Lease
+	} else {
+		var err error
+		if lease, err = st.Acquire(ctx, req.Key, req.Owner, ttl); err != nil {
+			return vm.Outcome{}, Thread{}, err
+		}
 	}
 	held := context.WithoutCancel(ctx)
 	jl := lease // renewals change only the expiry, which commits do not check
 	stop := renew(held, st, &lease, ttl)
 	defer func() {
 		stop()
-		st.Release(held, lease)
+		if req.Lease == nil {
+			st.Release(held, lease)
+		}
 	}()
 
 	t, err := st.Thread(ctx, req.Key)

@@ -362,3 +362,24 @@ func TestMaintain(t *testing.T) {
 		<-closed
 	}
 }
+
+// TestExecuteUnderTheCallersLease: a run under a lease its caller holds
+// leaves the lease with the caller, who releases it.
+func TestExecuteUnderTheCallersLease(t *testing.T) {
+	e := newEnv(t)
+	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
+	lease, err := e.st.Acquire(e.ctx, key, "server", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "server", Lease: &lease, RunID: "r", Machine: e.m})
+	if err != nil || o.Status != vm.Suspended {
+		t.Fatalf("run: %+v, %v", o, err)
+	}
+	if _, err := e.st.Acquire(e.ctx, key, "other", time.Minute); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("after the run another owner took the thread (%v): the caller's lease was released", err)
+	}
+	if err := e.st.Release(e.ctx, lease); err != nil {
+		t.Errorf("the caller cannot release its lease: %v", err)
+	}
+}
