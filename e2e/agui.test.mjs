@@ -6,20 +6,12 @@
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import http from "node:http";
-import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { HttpAgent } from "@ag-ui/client";
-import { EventSchemas } from "@ag-ui/core/schemas";
+import { here, startServe, newID, rawRun, checkStream, checkedFetch, agentRun, textOf, warnings } from "./lib.mjs";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.dirname(here);
-const work = mkdtempSync(path.join(tmpdir(), "aguic-e2e-"));
-let server, base, stderr = "";
+let serve, base;
 
 // slow is an HTTP server the "slow" workflow calls: it holds each request
 // until the test releases it.
@@ -30,134 +22,20 @@ const slow = http.createServer((req, res) => {
   arrived();
 });
 
-// warnings collects what the client prints: a clean run prints nothing.
-const warnings = [];
-for (const level of ["warn", "error"]) {
-  const original = console[level];
-  console[level] = (...args) => {
-    warnings.push(args.map(String).join(" "));
-    original.apply(console, args);
-  };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 before(async () => {
-  const bin = path.join(work, "aguic");
-  execFileSync("go", ["build", "-o", bin, "./cmd/aguic"], { cwd: root, stdio: "inherit" });
-  const port = await freePort();
   await new Promise((r) => slow.listen(0, "127.0.0.1", r));
-  server = spawn(bin, [
-    "serve",
-    "--addr", `127.0.0.1:${port}`,
-    "--data", path.join(work, "data"),
-    "--model-script", path.join(here, "workflows", "e2e.script"),
-    path.join(here, "workflows"),
-  ], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, E2E_SLOW_URL: `http://127.0.0.1:${slow.address().port}` },
+  serve = await startServe({
+    args: ["--model-script", path.join(here, "workflows", "e2e.script"), path.join(here, "workflows")],
+    env: { E2E_SLOW_URL: `http://127.0.0.1:${slow.address().port}` },
   });
-  server.stderr.on("data", (d) => { stderr += d; });
-  base = `http://127.0.0.1:${port}/agui`;
-  for (let i = 0; ; i++) {
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/healthz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (i > 300 || server.exitCode !== null) {
-      throw new Error(`aguic serve did not start:\n${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  base = serve.base;
 });
 
 after(async () => {
   for (const res of held) res.end("released");
   slow.close();
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once("exit", r));
-    server.kill("SIGTERM");
-    await exited;
-  }
-  rmSync(work, { recursive: true, force: true, maxRetries: 5 });
+  await serve?.stop();
 });
-
-let ids = 0;
-const newID = (p) => `${p}-${process.pid}-${++ids}`;
-
-// rawRun posts a RunAgentInput and checks the stream as bytes: LF framing,
-// an id line per frame, every event valid against EventSchemas, one
-// terminal event, last.
-async function rawRun(url, input) {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "text/event-stream" },
-    body: JSON.stringify(input),
-  });
-  assert.equal(res.status, 200, `status ${res.status}: ${await res.clone().text()}`);
-  assert.match(res.headers.get("content-type"), /^text\/event-stream/);
-  return checkStream(await res.text(), input);
-}
-
-// checkStream checks an SSE body as bytes: LF framing, every event valid
-// against EventSchemas, RUN_STARTED first, one terminal event, last.
-function checkStream(text, input) {
-  assert.ok(!text.includes("\r"), "frames must use LF only");
-  assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
-  const events = [];
-  for (const frame of text.split("\n\n")) {
-    const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
-    if (lines.length === 0) continue;
-    const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-    const event = JSON.parse(data);
-    const parsed = EventSchemas.safeParse(event);
-    assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
-    events.push(event);
-  }
-  assert.equal(events[0].type, "RUN_STARTED");
-  if (input) {
-    assert.equal(events[0].threadId, input.threadId);
-    assert.equal(events[0].runId, input.runId);
-  }
-  const terminal = events.filter((e) => e.type === "RUN_FINISHED" || e.type === "RUN_ERROR");
-  assert.equal(terminal.length, 1, "exactly one terminal event");
-  assert.equal(events.at(-1), terminal[0], "the terminal event comes last");
-  return events;
-}
-
-// checkedFetch is the fetch the official client uses in these tests: it
-// checks every stream it reads, frame by frame, before the client sees it.
-async function checkedFetch(url, init) {
-  const res = await fetch(url, init);
-  if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
-  const text = await res.text();
-  checkStream(text, JSON.parse(init.body));
-  return new Response(text, { status: res.status, headers: res.headers });
-}
-
-// agentRun runs the official client and returns what it saw.
-async function agentRun(agent, params = {}) {
-  const seen = [];
-  const result = await agent.runAgent({ runId: newID("run"), ...params }, {
-    onEvent: ({ event }) => { seen.push(event); },
-  });
-  return { seen, result };
-}
-
-function textOf(messages) {
-  return messages.filter((m) => m.role === "assistant" && typeof m.content === "string").map((m) => m.content);
-}
 
 test("a stateless chat streams valid frames the client accepts", async () => {
   const threadId = newID("thread");
