@@ -34,6 +34,8 @@ type run struct {
 	ended  bool
 	wake   chan struct{} // closed and replaced at every change
 	final  vm.Status     // how the run ended, once it has
+
+	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
 }
 
 // frame is one SSE frame: the event's JSON and its sequence number in the
@@ -91,6 +93,10 @@ func (r *run) Emit(e vm.Event) error { return r.EmitSeq(0, e) }
 // EmitSeq turns a live event into its frame. It never fails: a run does
 // not stop for its audience.
 func (r *run) EmitSeq(seq uint64, e vm.Event) error {
+	if e.Type == vm.Usage {
+		r.usage = agui.AddUsage(r.usage, e)
+		return nil
+	}
 	if e.Silent {
 		return nil
 	}
@@ -265,7 +271,7 @@ func (s *Server) execute(r *run, threadID string, req store.Request) {
 	}
 	r.mu.Unlock()
 	now := s.now()
-	r.pushEvent(0, terminal(threadID, r.id, o, err), true)
+	r.pushEvent(0, terminal(threadID, r.id, o, err, r.usage), true)
 	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}
 	switch {
 	case err != nil:
@@ -277,14 +283,17 @@ func (s *Server) execute(r *run, threadID string, req store.Request) {
 	}
 }
 
-// terminal is the event that ends a run's stream.
-func terminal(threadID, runID string, o vm.Outcome, err error) agui.Event {
+// terminal is the event that ends a run's stream, with the tokens its
+// model calls used.
+func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.TokenUsage) agui.Event {
 	if err != nil {
 		code := vm.ErrInternal
 		if errors.Is(err, store.ErrBusy) {
 			code = "busy"
 		}
-		return agui.RunError(err.Error(), code)
+		e := agui.RunError(err.Error(), code)
+		e.Usage = usage
+		return e
 	}
-	return agui.RunFinished(threadID, runID, o, nil)
+	return agui.RunFinished(threadID, runID, o, usage)
 }

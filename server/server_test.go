@@ -22,6 +22,7 @@ import (
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 	"github.com/aguic/aguic/vm/store/badger"
@@ -67,7 +68,12 @@ func newServer(tb testing.TB, edit func(*server.Config)) (*server.Server, *badge
 		srcs = append(srcs, compiler.Source{Name: f, Text: lang.Clean(text)})
 	}
 	reg := vm.NewRegistry()
-	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
+	scripted, err := llm.LoadScript(filepath.Join("testdata", "usage.script"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	models := llm.Resolver(map[string]llm.Provider{"script": scripted, "other": scripted})
+	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }, Models: models})
 	prog, diags := compiler.Compile(reg, srcs...)
 	if diags.HasErrors() {
 		tb.Fatalf("compile: %v", diags.Err())
@@ -618,7 +624,7 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("%s: the list shows capabilities", w["id"])
 		}
 	}
-	if got, want := strings.Join(ids, " "), "approve counter echo refund slow twin_a twin_b"; got != want {
+	if got, want := strings.Join(ids, " "), "approve counter echo refund slow twin_a twin_b usage"; got != want {
 		t.Errorf("ids %s, want %s", got, want)
 	}
 	echo := list[2]
@@ -1094,4 +1100,30 @@ func FuzzRunRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestUsage(t *testing.T) {
+	e := newEnv(t, nil)
+	evs := e.stream(e.post("/agui/workflows/usage", `{"threadId": "u1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "go"}]}`))
+	end := last(evs)
+	if end["type"] != "RUN_FINISHED" {
+		t.Fatalf("terminal event %v", end)
+	}
+	want := []any{
+		map[string]any{"provider": "script", "model": "small", "inputTokens": 30.0, "outputTokens": 3.0, "totalTokens": 33.0},
+		map[string]any{"provider": "other", "model": "large", "inputTokens": 300.0, "outputTokens": 30.0, "totalTokens": 330.0},
+	}
+	if !reflect.DeepEqual(end["usage"], want) {
+		t.Errorf("RUN_FINISHED usage %v, want %v", end["usage"], want)
+	}
+
+	// A run that fails still reports what its earlier calls used.
+	evs = e.stream(e.post("/agui/workflows/usage", `{"threadId": "u2", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "fail"}]}`))
+	end = last(evs)
+	if end["type"] != "RUN_ERROR" || !strings.Contains(str(end["message"]), "the model refuses") {
+		t.Fatalf("terminal event %v, want RUN_ERROR with the model's message", end)
+	}
+	if !reflect.DeepEqual(end["usage"], want[:1]) {
+		t.Errorf("RUN_ERROR usage %v, want %v", end["usage"], want[:1])
+	}
 }

@@ -270,8 +270,12 @@ func (m *modelRun) start() error {
 	system := k.text("system")
 	chatIn := k.value("chat_in")
 	prompt := k.text("prompt")
+	images, err := modelImages(k.value("images"))
 	if k.err != nil {
 		return k.err
+	}
+	if err != nil {
+		return vm.Errorf(vm.ErrNode, "images: %v", err)
 	}
 	m.st = modelState{V: modelStateVersion, Calls: []any{}}
 	if system != "" {
@@ -283,8 +287,10 @@ func (m *modelRun) start() error {
 		return vm.Errorf(vm.ErrNode, "chat_in: %v", err)
 	}
 	m.st.Messages = append(m.st.Messages, hist...)
+	if prompt != "" || len(images) > 0 {
+		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleUser, Content: prompt, Images: images})
+	}
 	if prompt != "" {
-		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleUser, Content: prompt})
 		if m.userEvent {
 			id := m.c.NextID("msg")
 			for _, e := range []vm.Event{
@@ -349,6 +355,35 @@ func (m *modelRun) resume() error {
 	return nil
 }
 
+// modelImages reads the images key: nil, or a list of URLs and of
+// {url} or {data, mimeType} objects.
+func modelImages(v any) ([]llm.Image, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("want a list of images, found %s", modelDescribe(v))
+	}
+	images := make([]llm.Image, 0, len(list))
+	for i, e := range list {
+		var img llm.Image
+		switch x := e.(type) {
+		case string:
+			img.URL = x
+		case map[string]any:
+			img.URL, _ = x["url"].(string)
+			img.Data, _ = x["data"].(string)
+			img.MimeType, _ = x["mimeType"].(string)
+		}
+		if (img.URL == "") == (img.Data == "") {
+			return nil, fmt.Errorf("image %d: want a URL or an object with url or base64 data, found %s", i+1, modelDescribe(e))
+		}
+		images = append(images, img)
+	}
+	return images, nil
+}
+
 // modelToolResults indexes the tool messages of an AG-UI message list by their
 // toolCallId; a later message wins.
 func modelToolResults(v any) map[string]map[string]any {
@@ -399,6 +434,12 @@ func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
 		}
 		m.st.Usage.InputTokens += resp.Usage.InputTokens
 		m.st.Usage.OutputTokens += resp.Usage.OutputTokens
+		if u := resp.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
+			e := vm.Event{Type: vm.Usage, Name: m.name, Value: vm.UsageValue{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}}
+			if err := m.c.Emit(e); err != nil {
+				return vm.Step{}, err
+			}
+		}
 		if resp.Text != "" || len(resp.ToolCalls) > 0 {
 			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 		}

@@ -44,6 +44,8 @@ func model() *vm.KindSpec {
 				Doc: "The system prompt, a template."},
 			{Name: "prompt", Type: vm.TypeString,
 				Doc: "The user prompt, a template, sent after chat_in as a user message; none when absent."},
+			{Name: "images", Type: vm.TypeList,
+				Doc: "Images sent with the prompt, for models that accept them: URLs, or objects {url} or {data, mimeType} with base64 data, such as $agent.latestUserMessage.images."},
 			{Name: "chat_in", Type: vm.TypeList,
 				Doc: "The chat history sent before the prompt: provider-neutral chat messages, usually $input.chat in a conversation and $agent.chat in a stateless workflow."},
 			{Name: "chat_out", Type: vm.TypePath, Writes: true,

@@ -31,7 +31,18 @@ const (
 	// HideToolCall asks the event log to hide every earlier event of
 	// ToolCallID from replay and history. It is not sent to clients.
 	HideToolCall EventType = "HIDE_TOOL_CALL"
+	// Usage reports the tokens one model call used: Name is the model
+	// ("provider/model"), Value a UsageValue. It is neither stored nor
+	// sent as an event; the server adds it up into the usage of the run's
+	// terminal event.
+	Usage EventType = "USAGE"
 )
+
+// UsageValue is the Value of a Usage event.
+type UsageValue struct {
+	InputTokens  int `json:"inputTokens"`
+	OutputTokens int `json:"outputTokens"`
+}
 
 // The message id prefixes that keep message kinds apart.
 const (

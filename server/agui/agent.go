@@ -21,7 +21,10 @@ type Input struct {
 // ("Workflow context values") describes it:
 //
 //   - latestUserMessage: the final message, only when it is a user message
-//     whose content is a string;
+//     whose content is a string, or parts that are text and images; its
+//     content is then the text parts joined, and images lists the images
+//     as llm.Image objects ({url} or {data, mimeType}), ready for a model
+//     node's images key;
 //   - latestToolResult: the final message, only when it is a tool message;
 //     its value holds the content parsed when that is non-empty JSON;
 //   - messages: every message of a stateless request; in a conversation
@@ -46,9 +49,19 @@ func BuildAgent(in Input, conversation bool) (map[string]any, error) {
 	if len(msgs) > 0 {
 		last = &msgs[len(msgs)-1]
 	}
-	userLatest := last != nil && last.Role == RoleUser && last.Content.IsText()
-	if userLatest {
-		agent["latestUserMessage"] = tree(*last)
+	userLatest := false
+	if last != nil && last.Role == RoleUser && last.Content != nil {
+		if text, images, err := userContent(last.Content); err == nil {
+			userLatest = true
+			latest := tree(*last).(map[string]any)
+			if !last.Content.IsText() {
+				latest["content"] = text
+				if len(images) > 0 {
+					latest["images"] = vm.Normalize(imageValues(images))
+				}
+			}
+			agent["latestUserMessage"] = latest
+		}
 	}
 	if last != nil && last.Role == RoleTool {
 		r := tree(*last).(map[string]any)
@@ -128,7 +141,16 @@ func Chat(msgs []Message) ([]llm.Message, error) {
 			return m.Content.Text, nil
 		}
 		switch m.Role {
-		case RoleSystem, RoleDeveloper, RoleUser:
+		case RoleUser:
+			if m.Content == nil {
+				return nil, fail("user message has no content")
+			}
+			s, images, err := userContent(m.Content)
+			if err != nil {
+				return nil, fail("%v", err)
+			}
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: s, Images: images})
+		case RoleSystem, RoleDeveloper:
 			s, err := text()
 			if err != nil {
 				return nil, err
@@ -181,6 +203,57 @@ func Chat(msgs []Message) ([]llm.Message, error) {
 		}
 	}
 	return out, nil
+}
+
+// userContent reads a user message's content: a string, or parts that are
+// text, joined, and images. Audio, video and documents, and images whose
+// source is a provider's file id, are errors: no provider takes them here.
+func userContent(c *Content) (string, []llm.Image, error) {
+	if c.IsText() {
+		return c.Text, nil, nil
+	}
+	var text strings.Builder
+	var images []llm.Image
+	for i, p := range c.Parts {
+		switch p.Type {
+		case PartText:
+			text.WriteString(p.Text)
+		case PartImage:
+			if p.Source == nil {
+				return "", nil, fmt.Errorf("content part %d: the image has no source", i+1)
+			}
+			switch p.Source.Type {
+			case SourceURL:
+				images = append(images, llm.Image{URL: p.Source.Value, MimeType: p.Source.MimeType})
+			case SourceData:
+				images = append(images, llm.Image{Data: p.Source.Value, MimeType: p.Source.MimeType})
+			default:
+				return "", nil, fmt.Errorf("content part %d: an image source of type %q is not supported; send a url or base64 data", i+1, p.Source.Type)
+			}
+		default:
+			return "", nil, fmt.Errorf("content part %d: %s content is not supported in chat history; user messages may hold text and images", i+1, p.Type)
+		}
+	}
+	return text.String(), images, nil
+}
+
+// imageValues converts images into the JSON tree the context holds.
+func imageValues(images []llm.Image) []any {
+	out := make([]any, len(images))
+	for i, img := range images {
+		m := map[string]any{}
+		if img.URL != "" {
+			m["url"] = img.URL
+		}
+		if img.Data != "" {
+			m["data"] = img.Data
+		}
+		if img.MimeType != "" {
+			m["mimeType"] = img.MimeType
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // tree converts a message into the JSON tree the context holds.

@@ -195,10 +195,26 @@ func TestBuildAgent(t *testing.T) {
 			want:     `{"messages": [], "chat": [], "state": [], "_hidden": {"state": []}}`,
 		},
 		{
-			name:         "multimodal user message is not a text message",
-			messages:     `[{"id":"u1","role":"user","content":[{"type":"text","text":"look"}]}]`,
+			name:         "a user message of text and images is the latest user message",
+			messages:     `[{"id":"u1","role":"user","content":[{"type":"text","text":"what is "},{"type":"image","source":{"type":"url","value":"https://x/cat.png"}},{"type":"text","text":"this?"},{"type":"image","source":{"type":"data","value":"aGk=","mimeType":"image/png"}}]}]`,
 			conversation: true,
-			want:         `{"messages": [{"id":"u1","role":"user","content":[{"type":"text","text":"look"}]}]}`,
+			want: `{
+				"latestUserMessage": {"id":"u1","role":"user","content":"what is this?","images":[{"url":"https://x/cat.png"},{"data":"aGk=","mimeType":"image/png"}]},
+				"messages": [{"id":"u1","role":"user","content":[{"type":"text","text":"what is "},{"type":"image","source":{"type":"url","value":"https://x/cat.png"}},{"type":"text","text":"this?"},{"type":"image","source":{"type":"data","value":"aGk=","mimeType":"image/png"}}]}]
+			}`,
+		},
+		{
+			name:     "images in the history reach the chat",
+			messages: `[{"id":"u1","role":"user","content":[{"type":"image","source":{"type":"url","value":"https://x/cat.png","mimeType":"image/png"}}]},{"id":"a1","role":"assistant","content":"A cat."},{"id":"u2","role":"user","content":"and?"}]`,
+			want: `{
+				"latestUserMessage": {"id":"u2","role":"user","content":"and?"},
+				"messages": [
+					{"id":"u1","role":"user","content":[{"type":"image","source":{"type":"url","value":"https://x/cat.png","mimeType":"image/png"}}]},
+					{"id":"a1","role":"assistant","content":"A cat."},
+					{"id":"u2","role":"user","content":"and?"}
+				],
+				"chat": [{"role":"user","images":[{"url":"https://x/cat.png","mimeType":"image/png"}]},{"role":"assistant","content":"A cat."}]
+			}`,
 		},
 		{
 			name:     "latest message of another role exposes neither",
@@ -255,10 +271,12 @@ func TestBuildAgentErrors(t *testing.T) {
 	}{
 		{"unsupported role", `[{"id":"x","role":"critic","content":"no"},{"id":"u","role":"user","content":"hi"}]`,
 			`message 1 (id "x"): unsupported role "critic"`},
-		{"multimodal user in history", `[{"id":"u1","role":"user","content":[{"type":"image","source":{"type":"url","value":"https://x/y.png"}}]},{"id":"u2","role":"user","content":"hi"}]`,
-			`message 1 (id "u1"): user message content must be a string`},
-		{"multimodal latest user", `[{"id":"u1","role":"user","content":[{"type":"text","text":"hi"}]}]`,
-			`message 1 (id "u1"): user message content must be a string`},
+		{"audio in history", `[{"id":"u1","role":"user","content":[{"type":"audio","source":{"type":"url","value":"https://x/y.mp3"}}]},{"id":"u2","role":"user","content":"hi"}]`,
+			`message 1 (id "u1"): content part 1: audio content is not supported in chat history; user messages may hold text and images`},
+		{"image from a provider file", `[{"id":"u1","role":"user","content":[{"type":"image","source":{"type":"file","value":"file-1"}}]},{"id":"u2","role":"user","content":"hi"}]`,
+			`message 1 (id "u1"): content part 1: an image source of type "file" is not supported; send a url or base64 data`},
+		{"latest user with a document", `[{"id":"u1","role":"user","content":[{"type":"text","text":"read"},{"type":"document","source":{"type":"url","value":"https://x/a.pdf"}}]}]`,
+			`message 1 (id "u1"): content part 2: document content is not supported in chat history; user messages may hold text and images`},
 		{"multimodal tool result", `[{"id":"t","role":"tool","toolCallId":"c","content":[{"type":"text","text":"x"}]}]`,
 			`message 1 (id "t"): tool message content must be a string`},
 		{"tool without toolCallId", `[{"id":"t","role":"tool","content":"x"}]`,

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -198,6 +200,38 @@ type TokenUsage struct {
 	ReasoningTokens       int64  `json:"reasoningTokens,omitempty"`
 	CachedInputTokens     int64  `json:"cachedInputTokens,omitempty"`
 	CacheWriteInputTokens int64  `json:"cacheWriteInputTokens,omitempty"`
+}
+
+// AddUsage adds the tokens of a vm.Usage event to the entry of its
+// provider and model in usage, appending one for a model not seen before,
+// and returns the list.
+func AddUsage(usage []TokenUsage, e vm.Event) []TokenUsage {
+	var v vm.UsageValue
+	switch x := e.Value.(type) {
+	case vm.UsageValue:
+		v = x
+	case *vm.UsageValue:
+		v = *x
+	default:
+		data, err := json.Marshal(x)
+		if err != nil || json.Unmarshal(data, &v) != nil {
+			return usage
+		}
+	}
+	provider, model, ok := llm.SplitModel(e.Name)
+	if !ok {
+		provider, model = "", e.Name
+	}
+	i := slices.IndexFunc(usage, func(u TokenUsage) bool { return u.Provider == provider && u.Model == model })
+	if i < 0 {
+		usage = append(usage, TokenUsage{Provider: provider, Model: model})
+		i = len(usage) - 1
+	}
+	u := &usage[i]
+	u.InputTokens += int64(v.InputTokens)
+	u.OutputTokens += int64(v.OutputTokens)
+	u.TotalTokens = u.InputTokens + u.OutputTokens
+	return usage
 }
 
 // RunErrorEvent ends a run that failed. It carries no thread or run id.

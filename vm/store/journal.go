@@ -85,9 +85,12 @@ type SeqSink interface {
 
 // Emit keeps e for the next commit and passes it to the live sink.
 func (j *Journal) Emit(e vm.Event) error {
-	if e.Type == vm.HideToolCall {
+	switch e.Type {
+	case vm.HideToolCall:
 		j.hide = append(j.hide, e.ToolCallID)
 		return j.emitLive(0, e)
+	case vm.Usage:
+		return j.emitLive(0, e) // counted by the live sink, never stored
 	}
 	if n := len(j.pending); n > 0 && joins(j.last, e) {
 		if !j.stale {
