@@ -327,9 +327,53 @@ func (p *benchProvider) Stream(ctx context.Context, req *llm.Request, on func(ll
 // from the first token sent to the last token's frame read.
 func BenchmarkModelRelay(b *testing.B) {
 	p := &benchProvider{base: time.Now()}
+	benchModelRelay(b, p, p.base, func(n int) { p.tokens = n }, p.first.Load)
+}
+
+// BenchmarkModelRelayHTTP is BenchmarkModelRelay with a model API on
+// loopback: an OpenAI-compatible server streams the answer as chat
+// completion chunks, flushed one by one, to the server's OpenAI provider.
+// first-token runs from the model API flushing its first chunk to the
+// client reading the frame that carries it.
+func BenchmarkModelRelayHTTP(b *testing.B) {
+	api := &benchAPI{base: time.Now()}
+	upstream := httptest.NewServer(api)
+	b.Cleanup(upstream.Close)
+	p := llm.NewOpenAI(llm.OpenAIOptions{APIKey: "bench", BaseURL: upstream.URL})
+	benchModelRelay(b, p, api.base, func(n int) { api.tokens.Store(int64(n)) }, api.first.Load)
+}
+
+// benchAPI is an OpenAI-compatible chat completions API that streams
+// tokens chunks of text and notes when it flushed the first.
+type benchAPI struct {
+	tokens atomic.Int64
+	base   time.Time
+	first  atomic.Int64 // since base, in ns
+}
+
+func (a *benchAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	f := w.(http.Flusher)
+	chunk := []byte(`data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"x","choices":[{"index":0,"delta":{"content":"tok "}}]}` + "\n\n")
+	n := int(a.tokens.Load())
+	for i := range n {
+		w.Write(chunk)
+		f.Flush()
+		if i == 0 {
+			a.first.Store(int64(time.Since(a.base)))
+		}
+	}
+	fmt.Fprintf(w, `data: {"id":"c","object":"chat.completion.chunk","created":0,"model":"x","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":%d,"total_tokens":%d}}`+"\n\ndata: [DONE]\n\n", n, n+1)
+}
+
+// benchModelRelay runs the sub-benchmarks of the relay benchmarks against
+// model, whose tokens setTokens sets and whose first token firstAt tells,
+// in ns since base.
+func benchModelRelay(b *testing.B, model llm.Provider, base time.Time, setTokens func(int), firstAt func() int64) {
 	src := compiler.Source{Name: "relay.wf", Text: lang.Clean([]byte(benchRelay))}
 	url := benchServerOf(b, badger.Options{Dir: b.TempDir()}, src, stdlib.Options{
-		Models:       llm.Resolver(map[string]llm.Provider{"bench": p}),
+		Models:       llm.Resolver(map[string]llm.Provider{"bench": model}),
 		DefaultModel: "bench/x",
 	}) + "/agui/workflows/relay"
 	hc := &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -337,7 +381,7 @@ func BenchmarkModelRelay(b *testing.B) {
 	body := `{"threadId":"t","messages":[{"id":"m","role":"user","content":"hi"}]}`
 
 	// relay runs one stream and returns when the client read the first
-	// and the last token's frame, since p.base.
+	// and the last token's frame, since base.
 	relay := func(b *testing.B) (first, last time.Duration) {
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -353,7 +397,7 @@ func BenchmarkModelRelay(b *testing.B) {
 		for {
 			line, err := br.ReadSlice('\n')
 			if bytes.HasPrefix(line, content) {
-				last = time.Since(p.base)
+				last = time.Since(base)
 				if first == 0 {
 					first = last
 				}
@@ -375,13 +419,13 @@ func BenchmarkModelRelay(b *testing.B) {
 	}
 
 	b.Run("first-token", func(b *testing.B) {
-		p.tokens = 10
+		setTokens(10)
 		relay(b) // the first run opens the connection
 		lat := make([]time.Duration, 0, b.N)
 		b.ResetTimer()
 		for range b.N {
 			first, _ := relay(b)
-			lat = append(lat, first-time.Duration(p.first.Load()))
+			lat = append(lat, first-time.Duration(firstAt()))
 		}
 		b.StopTimer()
 		slices.Sort(lat)
@@ -392,12 +436,12 @@ func BenchmarkModelRelay(b *testing.B) {
 		b.ReportMetric(us(0.99), "p99-µs")
 	})
 	b.Run("stream", func(b *testing.B) {
-		p.tokens = 10_000
+		setTokens(10_000)
 		var relayed time.Duration
 		for range b.N {
 			_, last := relay(b)
-			relayed += last - time.Duration(p.first.Load())
+			relayed += last - time.Duration(firstAt())
 		}
-		b.ReportMetric(float64(p.tokens*b.N)/relayed.Seconds(), "tokens/s")
+		b.ReportMetric(float64(10_000*b.N)/relayed.Seconds(), "tokens/s")
 	})
 }
