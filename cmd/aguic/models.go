@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/aguic/aguic/stdlib"
@@ -13,10 +15,15 @@ import (
 
 // modelOptions returns how model nodes find their provider: with a script,
 // every "provider/model" name answers from it; otherwise the providers the
-// environment configures: "openai/…" when OPENAI_API_KEY or
-// OPENAI_BASE_URL is set (any OpenAI-compatible server: OpenAI, Azure
-// OpenAI, Ollama, vLLM, LM Studio, llama.cpp, OpenRouter). AGUIC_MODEL is
-// the model of nodes that name none.
+// environment configures (envProviders):
+//
+//   - "openai/…" when OPENAI_API_KEY or OPENAI_BASE_URL is set: any
+//     OpenAI-compatible server (OpenAI, Azure OpenAI, Ollama, vLLM, LM
+//     Studio, llama.cpp, OpenRouter);
+//   - "anthropic/…" when ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set:
+//     Anthropic's Messages API, or a server that speaks it.
+//
+// AGUIC_MODEL is the model of nodes that name none.
 func modelOptions(script string, getenv func(string) string) (stdlib.Options, error) {
 	if script != "" {
 		scripted, err := llm.LoadScript(script)
@@ -25,20 +32,74 @@ func modelOptions(script string, getenv func(string) string) (stdlib.Options, er
 		}
 		return stdlib.Options{Models: anyModel(scripted), DefaultModel: scriptedDefault}, nil
 	}
+	envs := envProviders()
 	providers := map[string]llm.Provider{}
-	if key, url := getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL"); key != "" || url != "" {
-		providers["openai"] = llm.NewOpenAI(llm.OpenAIOptions{APIKey: key, BaseURL: url})
+	for _, e := range envs {
+		if key, url := getenv(e.keyVar), getenv(e.urlVar); key != "" || url != "" {
+			providers[e.name] = e.open(key, url)
+		}
 	}
 	opts := stdlib.Options{DefaultModel: getenv("AGUIC_MODEL"), Models: noModels}
 	if len(providers) > 0 {
-		opts.Models = llm.Resolver(providers)
+		opts.Models = configuredModels(providers, envs)
 	}
 	return opts, nil
 }
 
+// envProvider is a model provider that environment variables configure.
+type envProvider struct {
+	name           string // the provider part of its model names: "openai"
+	keyVar, urlVar string // the variables of its API key and of its server
+	open           func(key, url string) llm.Provider
+}
+
+// envProviders lists the providers the environment can configure.
+func envProviders() []envProvider {
+	return []envProvider{
+		{name: "openai", keyVar: "OPENAI_API_KEY", urlVar: "OPENAI_BASE_URL", open: func(key, url string) llm.Provider {
+			return llm.NewOpenAI(llm.OpenAIOptions{APIKey: key, BaseURL: url})
+		}},
+		{name: "anthropic", keyVar: "ANTHROPIC_API_KEY", urlVar: "ANTHROPIC_BASE_URL", open: func(key, url string) llm.Provider {
+			return llm.NewAnthropic(llm.AnthropicOptions{APIKey: key, BaseURL: url})
+		}},
+	}
+}
+
+// configuredModels resolves model names among the configured providers. A
+// name whose provider is missing is an error that lists the configured
+// ones and says which variable configures the one it names, or the others.
+func configuredModels(providers map[string]llm.Provider, envs []envProvider) func(name string) (llm.Provider, error) {
+	resolve := llm.Resolver(providers)
+	configured := strings.Join(slices.Sorted(maps.Keys(providers)), ", ")
+	return func(name string) (llm.Provider, error) {
+		p, err := resolve(name)
+		if err == nil {
+			return p, nil
+		}
+		prefix, _, ok := llm.SplitModel(name)
+		if !ok {
+			return nil, err // a malformed name: the error says how to write one
+		}
+		var others []string
+		for _, e := range envs {
+			if e.name == prefix {
+				return nil, fmt.Errorf("model provider %q is not configured: set %s or %s (configured: %s)", prefix, e.keyVar, e.urlVar, configured)
+			}
+			if providers[e.name] == nil {
+				others = append(others, fmt.Sprintf("%s for %s/<model>", e.keyVar, e.name))
+			}
+		}
+		hint := ""
+		if len(others) > 0 {
+			hint = "; set " + strings.Join(others, ", ")
+		}
+		return nil, fmt.Errorf("unknown model provider %q (configured: %s%s)", prefix, configured, hint)
+	}
+}
+
 // noModels is the model resolver when nothing is configured.
 func noModels(name string) (llm.Provider, error) {
-	return nil, errors.New("no model provider is configured: set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server), or pass --model-script file to answer model calls from a script")
+	return nil, errors.New("no model provider is configured: set OPENAI_API_KEY for openai/<model> (and OPENAI_BASE_URL for another OpenAI-compatible server) or ANTHROPIC_API_KEY for anthropic/<model>, or pass --model-script file to answer model calls from a script")
 }
 
 // checkModels resolves, before anything runs, the provider of every model

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/stdlib/llm"
 )
 
 func TestModelOptions(t *testing.T) {
@@ -16,24 +17,81 @@ func TestModelOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := opts.Models("openai/gpt-4o-mini"); err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
-		t.Errorf("no provider configured: %v", err)
+	for _, name := range []string{"openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"} {
+		_, err := opts.Models(name)
+		if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+			t.Errorf("%s, no provider configured: %v", name, err)
+		}
 	}
 	opts, err = modelOptions("", env(map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/gpt-4o"}))
 	if err != nil {
 		t.Fatal(err)
-	}
-	if p, err := opts.Models("openai/gpt-4o-mini"); err != nil || p == nil {
-		t.Errorf("openai with a key: %v", err)
-	}
-	if _, err := opts.Models("anthropic/claude"); err == nil || !strings.Contains(err.Error(), `unknown model provider "anthropic"`) {
-		t.Errorf("an unknown provider: %v", err)
 	}
 	if opts.DefaultModel != "openai/gpt-4o" {
 		t.Errorf("default model %q, want AGUIC_MODEL's", opts.DefaultModel)
 	}
 	if _, err := modelOptions("/no/such/script", env(nil)); err == nil {
 		t.Error("a missing script must be an error")
+	}
+
+	for _, c := range []struct {
+		name string
+		vars map[string]string
+		ok   []string          // model names that resolve
+		fail map[string]string // model names that do not, and their error
+	}{{
+		name: "openai",
+		vars: map[string]string{"OPENAI_API_KEY": "k"},
+		ok:   []string{"openai/gpt-4o-mini", "openai/meta/llama-3"},
+		fail: map[string]string{
+			"anthropic/claude-sonnet-4-5": `model provider "anthropic" is not configured: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL (configured: openai)`,
+			"gemini/pro":                  `unknown model provider "gemini" (configured: openai; set ANTHROPIC_API_KEY for anthropic/<model>)`,
+			"gpt-4o":                      `model "gpt-4o" must be written as "provider/model"`,
+		},
+	}, {
+		name: "anthropic",
+		vars: map[string]string{"ANTHROPIC_API_KEY": "k"},
+		ok:   []string{"anthropic/claude-sonnet-4-5"},
+		fail: map[string]string{
+			"openai/gpt-4o": `model provider "openai" is not configured: set OPENAI_API_KEY or OPENAI_BASE_URL (configured: anthropic)`,
+		},
+	}, {
+		name: "a local server without a key",
+		vars: map[string]string{"ANTHROPIC_BASE_URL": "http://127.0.0.1:4000", "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"},
+		ok:   []string{"anthropic/claude-haiku-4-5", "openai/llama3"},
+	}, {
+		name: "both",
+		vars: map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"},
+		ok:   []string{"openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"},
+		fail: map[string]string{
+			"gemini/pro": `unknown model provider "gemini" (configured: anthropic, openai)`,
+		},
+	}} {
+		t.Run(c.name, func(t *testing.T) {
+			opts, err := modelOptions("", env(c.vars))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range c.ok {
+				if p, err := opts.Models(name); err != nil || p == nil {
+					t.Errorf("%s: %v", name, err)
+				}
+			}
+			for name, want := range c.fail {
+				if _, err := opts.Models(name); err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s: got %v, want %q", name, err, want)
+				}
+			}
+		})
+	}
+	opts, _ = modelOptions("", env(map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k"}))
+	o, _ := opts.Models("openai/gpt-4o-mini")
+	a, _ := opts.Models("anthropic/claude-sonnet-4-5")
+	if _, ok := o.(*llm.OpenAI); !ok {
+		t.Errorf("openai/… goes to %T", o)
+	}
+	if _, ok := a.(*llm.Anthropic); !ok {
+		t.Errorf("anthropic/… goes to %T", a)
 	}
 }
 
@@ -46,6 +104,7 @@ workflow w {
     a: model { model = "openai/gpt-4o-mini"; prompt = "x" }
     b: model { prompt = "y" }
     c: model { model = "<<$agent.state.model>>"; prompt = "z" }
+    d: model { model = "anthropic/claude-sonnet-4-5"; prompt = "w" }
   }
 }
 `
@@ -58,7 +117,7 @@ workflow w {
 	if err == nil {
 		t.Fatal("no provider and no default model must be an error")
 	}
-	for _, want := range []string{"m.wf:4:5: a: ", "OPENAI_API_KEY", "m.wf:5:5: b names no model and AGUIC_MODEL is not set"} {
+	for _, want := range []string{"m.wf:4:5: a: ", "OPENAI_API_KEY", "m.wf:5:5: b names no model and AGUIC_MODEL is not set", "m.wf:7:5: d: ", "ANTHROPIC_API_KEY"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error lacks %q:\n%v", want, err)
 		}
@@ -69,7 +128,15 @@ workflow w {
 	opts, _ = modelOptions("", func(name string) string {
 		return map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/gpt-4o"}[name]
 	})
+	err = checkModels(prog, opts)
+	want := `m.wf:7:5: d: model provider "anthropic" is not configured: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL (configured: openai)`
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), " a:") || strings.Contains(err.Error(), " b ") {
+		t.Errorf("with an OpenAI key and a default model: got\n%v\nwant only\n%s", err, want)
+	}
+	opts, _ = modelOptions("", func(name string) string {
+		return map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "AGUIC_MODEL": "openai/gpt-4o"}[name]
+	})
 	if err := checkModels(prog, opts); err != nil {
-		t.Errorf("with a key and a default model: %v", err)
+		t.Errorf("with both keys and a default model: %v", err)
 	}
 }

@@ -7,7 +7,9 @@
 // objects: {role, content, name?, toolCalls?, toolCallId?}. FromValue and
 // ToValue convert between that JSON and Messages.
 //
-// Resolver maps the "provider/model" names of model nodes to providers.
+// Resolver maps the "provider/model" names of model nodes to providers:
+// OpenAI, for the chat completions API of OpenAI and of the servers
+// compatible with it, and Anthropic, for Anthropic's Messages API (Claude).
 // Providers report a failing HTTP status as a *StatusError; IsRetryable
 // tells a rate limit or a server error, worth another try, from the rest.
 //
