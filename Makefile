@@ -3,15 +3,20 @@
 GO ?= go
 FUZZTIME ?= 15s
 
-.PHONY: test unit vet lint-workflows e2e fuzz bench build
+.PHONY: test deps unit vet lint-workflows e2e fuzz bench build
 
 ## test: every test, the checks of the example workflows and docs, the AG-UI conformance suite, and short fuzz runs
 test: vet unit lint-workflows e2e fuzz
 
-## unit: go test over every package, and the race detector over the packages that run concurrently
-unit:
-	$(GO) test ./...
-	$(GO) test -race -short ./vm/... ./stdlib/... ./server/...
+## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests
+deps:
+	cd e2e && npm ci --no-audit --no-fund --loglevel=error
+
+## unit: go test over every package, and the race detector over the packages that run concurrently;
+## AGUIC_REQUIRE_AIMOCK=1 fails, rather than skips, the tests that need aimock when it cannot run
+unit: deps
+	AGUIC_REQUIRE_AIMOCK=1 $(GO) test ./...
+	AGUIC_REQUIRE_AIMOCK=1 $(GO) test -race -short ./vm/... ./stdlib/... ./server/...
 
 vet:
 	$(GO) vet ./...
@@ -25,8 +30,8 @@ lint-workflows:
 	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
 
 ## e2e: the AG-UI conformance suite: aguic serve driven by the official client (Node)
-e2e:
-	cd e2e && npm ci --no-audit --no-fund --loglevel=error && npm test
+e2e: deps
+	cd e2e && npm test
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:

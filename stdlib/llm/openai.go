@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -159,10 +160,14 @@ func openAIReasoning(extra map[string]respjson.Field) string {
 }
 
 // openAIError converts an error of the SDK: a failing status becomes a
-// *StatusError, a cancelled call the context's error.
+// *StatusError, a cancelled call the context's error, a connection that
+// closed mid-answer an error that says so.
 func openAIError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %w", ctx.Err())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("openai: the connection closed in the middle of the answer: %w", err)
 	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {

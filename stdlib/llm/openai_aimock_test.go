@@ -1,0 +1,389 @@
+package llm_test
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aguic/aguic/internal/aimock"
+	"github.com/aguic/aguic/stdlib/llm"
+)
+
+// The tests of this file run the OpenAI provider against aimock, a real
+// OpenAI-compatible server (see package aimock).
+
+// aimockProvider is an OpenAI provider that talks to s.
+func aimockProvider(s *aimock.Server) *llm.OpenAI {
+	return llm.NewOpenAI(llm.OpenAIOptions{APIKey: "sk-aimock-test", BaseURL: s.OpenAIBaseURL()})
+}
+
+// userRequest is a request of one user message.
+func userRequest(model, text string) *llm.Request {
+	return &llm.Request{Model: model, Messages: []llm.Message{{Role: llm.RoleUser, Content: text}}}
+}
+
+// chunks records what a provider streams.
+type chunks struct {
+	list []llm.Chunk
+}
+
+func (c *chunks) on(ch llm.Chunk) error {
+	if ch.ToolCall != nil {
+		d := *ch.ToolCall
+		ch.ToolCall = &d
+	}
+	c.list = append(c.list, ch)
+	return nil
+}
+
+func (c *chunks) text() (text string, n int) {
+	var b strings.Builder
+	for _, ch := range c.list {
+		if ch.Text != "" {
+			b.WriteString(ch.Text)
+			n++
+		}
+	}
+	return b.String(), n
+}
+
+func (c *chunks) reasoning() (text string, n int) {
+	var b strings.Builder
+	for _, ch := range c.list {
+		if ch.Reasoning != "" {
+			b.WriteString(ch.Reasoning)
+			n++
+		}
+	}
+	return b.String(), n
+}
+
+// TestOpenAIAimockText: text streams in several chunks whose concatenation
+// is the answer's text, with the usage the server reports, which the
+// provider asks for with stream_options.include_usage.
+func TestOpenAIAimockText(t *testing.T) {
+	const answer = "The quick brown fox jumps over the lazy dog."
+	s := aimock.Start(t, aimock.Fixture{
+		Match:     aimock.Match{UserMessage: "fox"},
+		Response:  aimock.Response{Content: answer, Usage: &aimock.Usage{PromptTokens: 12, CompletionTokens: 9}},
+		ChunkSize: 5,
+	})
+	var c chunks
+	resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "tell me about the fox"), c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, n := c.text()
+	if n < 2 || text != answer || resp.Text != answer {
+		t.Errorf("streamed %q in %d chunks, answered %q; want %q in several chunks", text, n, resp.Text, answer)
+	}
+	if resp.Reasoning != "" || len(resp.ToolCalls) != 0 {
+		t.Errorf("reasoning %q, tool calls %v; want none", resp.Reasoning, resp.ToolCalls)
+	}
+	if want := (llm.Usage{InputTokens: 12, OutputTokens: 9}); resp.Usage != want {
+		t.Errorf("usage %+v, want %+v", resp.Usage, want)
+	}
+	reqs := s.ChatRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	if r := reqs[0]; !r.Stream || r.StreamOptions == nil || !r.StreamOptions.IncludeUsage || r.Model != "gpt-4o-mini" {
+		t.Errorf("request: model %q, stream %v, stream_options %+v; want a stream with include_usage", r.Model, r.Stream, r.StreamOptions)
+	}
+}
+
+// TestOpenAIAimockReasoning: aimock streams reasoning as reasoning_content
+// deltas before the text; they arrive as reasoning chunks.
+func TestOpenAIAimockReasoning(t *testing.T) {
+	s := aimock.Start(t, aimock.Fixture{
+		Response:  aimock.Response{Reasoning: "The user greets me; I greet back.", Content: "Hello!"},
+		ChunkSize: 6,
+	})
+	var c chunks
+	resp, err := aimockProvider(s).Stream(t.Context(), userRequest("o4-mini", "hi"), c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning, n := c.reasoning()
+	if n < 2 || reasoning != "The user greets me; I greet back." || resp.Reasoning != reasoning {
+		t.Errorf("streamed reasoning %q in %d chunks, answered %q", reasoning, n, resp.Reasoning)
+	}
+	if text, _ := c.text(); text != "Hello!" || resp.Text != "Hello!" {
+		t.Errorf("text %q, answered %q", text, resp.Text)
+	}
+	firstText := slices.IndexFunc(c.list, func(ch llm.Chunk) bool { return ch.Text != "" })
+	lastReasoning := -1
+	for i, ch := range c.list {
+		if ch.Reasoning != "" {
+			lastReasoning = i
+		}
+	}
+	if lastReasoning > firstText {
+		t.Errorf("reasoning chunk %d comes after text chunk %d", lastReasoning, firstText)
+	}
+}
+
+// TestOpenAIAimockToolCalls: tool call deltas, the arguments split over
+// several chunks, assemble into tool calls with their ids, names and
+// arguments; text before them is kept.
+func TestOpenAIAimockToolCalls(t *testing.T) {
+	tests := []struct {
+		name     string
+		response aimock.Response
+		text     string
+	}{
+		{
+			name: "calls",
+			response: aimock.Response{ToolCalls: []aimock.ToolCall{
+				{ID: "call_add", Name: "add", Arguments: `{"a": 1, "b": 2}`},
+				{ID: "call_order", Name: "lookup_order", Arguments: `{"id": "A-1", "verbose": true}`},
+			}},
+		},
+		{
+			name: "text and a call",
+			response: aimock.Response{Content: "Let me add.", ToolCalls: []aimock.ToolCall{
+				{ID: "call_add", Name: "add", Arguments: `{"a": 1, "b": 2}`},
+			}},
+			text: "Let me add.",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := aimock.Start(t, aimock.Fixture{Response: tt.response, ChunkSize: 4})
+			var c chunks
+			resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "add 1 and 2"), c.on)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []llm.ToolCall
+			for _, tc := range tt.response.ToolCalls {
+				want = append(want, llm.ToolCall{ID: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+			}
+			if !reflect.DeepEqual(resp.ToolCalls, want) {
+				t.Errorf("tool calls\n got %+v\nwant %+v", resp.ToolCalls, want)
+			}
+			if resp.Text != tt.text {
+				t.Errorf("text %q, want %q", resp.Text, tt.text)
+			}
+			// The deltas of each call, put together, are the call.
+			got := map[int]*llm.ToolCall{}
+			deltas := 0
+			for _, ch := range c.list {
+				d := ch.ToolCall
+				if d == nil {
+					continue
+				}
+				deltas++
+				tc := got[d.Index]
+				if tc == nil {
+					tc = &llm.ToolCall{}
+					got[d.Index] = tc
+				}
+				tc.ID += d.ID
+				tc.Name += d.Name
+				tc.Arguments += d.Arguments
+			}
+			for i, w := range want {
+				if g := got[i]; g == nil || *g != w {
+					t.Errorf("deltas of call %d make %+v, want %+v", i, g, w)
+				}
+			}
+			if deltas <= 2*len(want) {
+				t.Errorf("%d tool call deltas; want the arguments in several", deltas)
+			}
+		})
+	}
+}
+
+// TestOpenAIAimockRequest: the request carries the system message, the
+// history with tool calls and results, image parts, the tools and the
+// sampling settings.
+func TestOpenAIAimockRequest(t *testing.T) {
+	s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Content: "A cat."}})
+	temp := 0.25
+	req := &llm.Request{
+		Model: "gpt-4o-mini",
+		Messages: []llm.Message{
+			{Role: llm.RoleSystem, Content: "You describe pictures."},
+			{Role: llm.RoleUser, Content: "What is 1+2?"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "call_1", Name: "add", Arguments: `{"a":1,"b":2}`}}},
+			{Role: llm.RoleTool, Content: "3", ToolCallID: "call_1"},
+			{Role: llm.RoleAssistant, Content: "3."},
+			{Role: llm.RoleUser, Content: "What is in these pictures?", Images: []llm.Image{
+				{URL: "https://example.com/cat.png"},
+				{Data: "iVBORw0KGgo=", MimeType: "image/png"},
+			}},
+		},
+		Tools: []llm.Tool{{
+			Name:        "add",
+			Description: "Add two numbers",
+			Parameters:  map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number"}}},
+		}},
+		Temperature: &temp,
+		MaxTokens:   100,
+	}
+	if _, err := aimockProvider(s).Stream(t.Context(), req, func(llm.Chunk) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	journal := s.Journal()
+	if len(journal) != 1 {
+		t.Fatalf("%d requests, want 1", len(journal))
+	}
+	// aimock's journal redacts the key, but shows that one was sent.
+	if auth := journal[0].Headers["authorization"]; auth == "" {
+		t.Error("no authorization header")
+	}
+	got, err := journal[0].Chat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Temperature == nil || *got.Temperature != 0.25 {
+		t.Errorf("temperature %v, want 0.25", got.Temperature)
+	}
+	if got.MaxCompletionTokens == nil || *got.MaxCompletionTokens != 100 {
+		t.Errorf("max_completion_tokens %v, want 100", got.MaxCompletionTokens)
+	}
+	if len(got.Tools) != 1 {
+		t.Fatalf("tools %+v", got.Tools)
+	}
+	if tool := got.Tools[0]; tool.Type != "function" || tool.Function.Name != "add" || tool.Function.Description != "Add two numbers" ||
+		!reflect.DeepEqual(tool.Function.Parameters, map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number"}}}) {
+		t.Errorf("tool %+v", tool)
+	}
+	if len(got.Messages) != len(req.Messages) {
+		t.Fatalf("%d messages, want %d: %+v", len(got.Messages), len(req.Messages), got.Messages)
+	}
+	for i, want := range []string{"system", "user", "assistant", "tool", "assistant", "user"} {
+		if got.Messages[i].Role != want {
+			t.Errorf("message %d has role %q, want %q", i, got.Messages[i].Role, want)
+		}
+	}
+	if m := got.Messages[0]; m.Content.Text != "You describe pictures." {
+		t.Errorf("system message %+v", m)
+	}
+	if m := got.Messages[2]; len(m.ToolCalls) != 1 || m.ToolCalls[0].ID != "call_1" || m.ToolCalls[0].Type != "function" ||
+		m.ToolCalls[0].Function.Name != "add" || m.ToolCalls[0].Function.Arguments != `{"a":1,"b":2}` {
+		t.Errorf("assistant message with a tool call %+v", m)
+	}
+	if m := got.Messages[3]; m.ToolCallID != "call_1" || m.Content.Text != "3" {
+		t.Errorf("tool message %+v", m)
+	}
+	wantParts := []aimock.Part{
+		{Type: "text", Text: "What is in these pictures?"},
+		{Type: "image_url", ImageURL: &aimock.ImageURL{URL: "https://example.com/cat.png"}},
+		{Type: "image_url", ImageURL: &aimock.ImageURL{URL: "data:image/png;base64,iVBORw0KGgo="}},
+	}
+	if m := got.Messages[5]; !reflect.DeepEqual(m.Content.Parts, wantParts) {
+		t.Errorf("user message with images has parts %+v, want %+v", m.Content.Parts, wantParts)
+	}
+}
+
+// TestOpenAIAimockStatus: a failing status is a *llm.StatusError with the
+// server's message; 429 and 5xx are worth another try, 400 is not.
+func TestOpenAIAimockStatus(t *testing.T) {
+	tests := []struct {
+		status    int
+		message   string
+		retryable bool
+	}{
+		{429, "Rate limit reached for requests", true},
+		{500, "The server had an error while processing your request", true},
+		{503, "The engine is currently overloaded", true},
+		{400, "Invalid value for 'temperature'", false},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
+			s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Error: &aimock.Error{Message: tt.message, Type: "server_error"}, Status: tt.status}})
+			var c chunks
+			resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "hi"), c.on)
+			var se *llm.StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("got %v, %v; want a *llm.StatusError", resp, err)
+			}
+			if se.StatusCode != tt.status || se.Message != tt.message {
+				t.Errorf("got status %d message %q, want %d %q", se.StatusCode, se.Message, tt.status, tt.message)
+			}
+			if llm.IsRetryable(err) != tt.retryable {
+				t.Errorf("IsRetryable = %v, want %v", llm.IsRetryable(err), tt.retryable)
+			}
+			if len(c.list) != 0 {
+				t.Errorf("streamed %d chunks before the error", len(c.list))
+			}
+			// The model node retries, not the SDK: one request.
+			if n := len(s.Journal()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+// TestOpenAIAimockBrokenStream: a stream that breaks off, or an answer that
+// is not a stream at all, is an error, never a silently shortened answer;
+// what was streamed before is a prefix of the answer.
+func TestOpenAIAimockBrokenStream(t *testing.T) {
+	const answer = "one two three four five six seven eight nine ten"
+	const midAnswer = "openai: the connection closed in the middle of the answer: unexpected EOF"
+	tests := []struct {
+		name    string
+		fixture aimock.Fixture
+		wantErr string // a part of the error's message
+	}{
+		{"connection torn down after chunks", aimock.Fixture{ChunkSize: 4, Latency: 5 * time.Millisecond, TruncateAfterChunks: 5}, midAnswer},
+		{"connection torn down after a time", aimock.Fixture{ChunkSize: 4, Latency: 20 * time.Millisecond, DisconnectAfter: 70 * time.Millisecond}, midAnswer},
+		{"connection closed before the answer", aimock.Fixture{Chaos: &aimock.Chaos{DisconnectRate: 1}}, "/v1/chat/completions\": EOF"},
+		{"an answer that is not a stream", aimock.Fixture{Chaos: &aimock.Chaos{MalformedRate: 1}}, "openai: the stream ended before the answer was complete"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.fixture
+			f.Response = aimock.Response{Content: answer}
+			s := aimock.Start(t, f)
+			var c chunks
+			resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "count"), c.on)
+			text, _ := c.text()
+			if err == nil {
+				t.Fatalf("answered %q with no error after streaming %q", resp.Text, text)
+			}
+			if resp != nil {
+				t.Errorf("answered %+v beside the error %v", resp, err)
+			}
+			if !strings.HasPrefix(answer, text) || text == answer {
+				t.Errorf("streamed %q: want a strict prefix of %q", text, answer)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got the error %q, want one with %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestOpenAIAimockCancel: cancelling the context mid-stream ends the call
+// with context.Canceled, before the slow stream would have finished.
+func TestOpenAIAimockCancel(t *testing.T) {
+	const answer = "A slow answer that streams one character at a time, twenty each second."
+	s := aimock.Start(t, aimock.Fixture{
+		Response:  aimock.Response{Content: answer},
+		ChunkSize: 1,
+		Profile:   &aimock.StreamingProfile{TPS: 20},
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var c chunks
+	resp, err := aimockProvider(s).Stream(ctx, userRequest("gpt-4o-mini", "slowly"), func(ch llm.Chunk) error {
+		if ch.Text != "" {
+			cancel()
+		}
+		return c.on(ch)
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %+v, %v; want context.Canceled", resp, err)
+	}
+	if text, _ := c.text(); text == "" || text == answer || !strings.HasPrefix(answer, text) {
+		t.Errorf("streamed %q: want a strict, non-empty prefix of %q", text, answer)
+	}
+}
