@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -21,16 +24,27 @@ func TestMain(m *testing.M) {
 }
 
 // TestScript runs the end-to-end scripts of testdata/script: each runs
-// `exec aguic …` over the files of its archive.
+// `exec aguic …` over the files of its archive, or, for the example_*
+// scripts, over the repository's example workflows: $REPO is the root of
+// the repository.
 func TestScript(t *testing.T) {
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", repo)
+			return nil
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"diagjson": cmdDiagJSON,
-			"perm":     cmdPerm,
+			"diagjson":   cmdDiagJSON,
+			"perm":       cmdPerm,
+			"jsonserver": cmdJSONServer,
 		},
 	})
 }
@@ -83,6 +97,35 @@ func cmdPerm(ts *testscript.TestScript, neg bool, args []string) {
 	if got := info.Mode().Perm(); got != os.FileMode(want) {
 		ts.Fatalf("%s has mode %#o, want %#o", args[0], got, want)
 	}
+}
+
+// cmdJSONServer serves the .json files of a directory over HTTP on
+// loopback until the script ends and sets an environment variable to the
+// server's URL: a GET of /a/b answers the file a/b.json as
+// application/json, whatever the query. Each request's method and URI are
+// appended to the file requests.txt of the work directory.
+//
+//	jsonserver api WEATHER_API_URL
+func cmdJSONServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: jsonserver dir VAR")
+	}
+	dir, log := ts.MkAbs(args[0]), ts.MkAbs("requests.txt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f, err := os.OpenFile(log, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.WriteString(r.Method + " " + r.URL.RequestURI() + "\n")
+			f.Close()
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(path.Clean("/"+r.URL.Path))+".json"))
+		if r.Method != http.MethodGet || err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(data)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv(args[1], srv.URL)
 }
 
 // TestWorkflows checks the repository's example workflows: every one must
