@@ -587,7 +587,7 @@ func (m *modelRun) call(ctx context.Context) (*llm.Response, error) {
 		}
 		switch {
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("model %q: %w", m.name, ctx.Err())
+			return nil, runEndedErr(ctx)
 		case s.emitErr != nil:
 			return nil, s.emitErr
 		}
@@ -609,7 +609,7 @@ func (m *modelRun) call(ctx context.Context) (*llm.Response, error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("model %q: %w", m.name, ctx.Err())
+			return nil, runEndedErr(ctx)
 		case <-t.C:
 		}
 	}

@@ -234,6 +234,9 @@ func anthropicError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("anthropic: %w", ctx.Err())
 	}
+	if cerr := connectionError("anthropic", err); cerr != nil {
+		return cerr
+	}
 	var apiErr *anthropic.Error
 	if !errors.As(err, &apiErr) {
 		return fmt.Errorf("anthropic: %w", err)

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"net/url"
 )
 
 // Retryable is implemented by provider errors that say whether the same
@@ -38,4 +39,31 @@ func (e *StatusError) Error() string {
 // Retryable reports whether the status is 429 or 5xx.
 func (e *StatusError) Retryable() bool {
 	return e.StatusCode == 429 || e.StatusCode >= 500
+}
+
+// ConnectionError is a model API that could not be reached, or that
+// closed the connection before it answered. Like a 5xx, it is worth
+// another try.
+type ConnectionError struct {
+	Provider string // "openai"
+	Err      error
+}
+
+func (e *ConnectionError) Error() string {
+	return fmt.Sprintf("%s: the model API cannot be reached: %v", e.Provider, e.Err)
+}
+
+func (e *ConnectionError) Unwrap() error { return e.Err }
+
+// Retryable reports true.
+func (e *ConnectionError) Retryable() bool { return true }
+
+// connectionError returns err as a *ConnectionError when it is the failure
+// of an HTTP request that got no response, and nil otherwise.
+func connectionError(provider string, err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) && !uerr.Timeout() {
+		return &ConnectionError{Provider: provider, Err: uerr.Err}
+	}
+	return nil
 }

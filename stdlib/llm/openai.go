@@ -169,6 +169,9 @@ func openAIError(ctx context.Context, err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("openai: the connection closed in the middle of the answer: %w", err)
 	}
+	if cerr := connectionError("openai", err); cerr != nil {
+		return cerr
+	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message

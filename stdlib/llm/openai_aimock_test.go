@@ -335,7 +335,7 @@ func TestOpenAIAimockBrokenStream(t *testing.T) {
 	}{
 		{"connection torn down after chunks", aimock.Fixture{ChunkSize: 4, Latency: 5 * time.Millisecond, TruncateAfterChunks: 5}, midAnswer},
 		{"connection torn down after a time", aimock.Fixture{ChunkSize: 4, Latency: 20 * time.Millisecond, DisconnectAfter: 70 * time.Millisecond}, midAnswer},
-		{"connection closed before the answer", aimock.Fixture{Chaos: &aimock.Chaos{DisconnectRate: 1}}, "/v1/chat/completions\": EOF"},
+		{"connection closed before the answer", aimock.Fixture{Chaos: &aimock.Chaos{DisconnectRate: 1}}, "openai: the model API cannot be reached: EOF"},
 		{"an answer that is not a stream", aimock.Fixture{Chaos: &aimock.Chaos{MalformedRate: 1}}, "openai: the stream ended before the answer was complete"},
 	}
 	for _, tt := range tests {

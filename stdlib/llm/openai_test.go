@@ -371,3 +371,28 @@ func TestOpenAIBadRequest(t *testing.T) {
 		t.Errorf("tool: %v", err)
 	}
 }
+
+func TestOpenAIUnreachable(t *testing.T) {
+	// A server that drops the connection before it answers, and a port
+	// nothing listens on: both are worth another try.
+	dropped := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request) {
+		panic(http.ErrAbortHandler)
+	})
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for name, p := range map[string]*OpenAI{
+		"dropped": dropped.provider(),
+		"refused": NewOpenAI(OpenAIOptions{APIKey: "k", BaseURL: closed.URL}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := p.Stream(context.Background(), &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}}, func(Chunk) error { return nil })
+			var cerr *ConnectionError
+			if !errors.As(err, &cerr) || !IsRetryable(err) {
+				t.Fatalf("error %v (%T), want a retryable *ConnectionError", err, err)
+			}
+			if !strings.HasPrefix(err.Error(), "openai: the model API cannot be reached: ") {
+				t.Errorf("message %q", err)
+			}
+		})
+	}
+}
