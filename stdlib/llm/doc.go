@@ -34,6 +34,9 @@
 //	usage: 120 4
 //	delay: 50ms
 //
+//	reply repeat after tool match "refund"
+//	text: Your order A-1 is on its way.
+//
 //	reply repeat
 //	error: 503 the model is overloaded
 //
@@ -51,10 +54,13 @@
 //     of the request and of the reply when absent.
 //   - delay: a duration to wait before each streamed chunk, for demos.
 //
-// The `reply` line may add `repeat` (the reply is never used up) and a
-// `match`: `match "text"` accepts a request whose last user message
-// contains the text, ignoring case; `match /regexp/` one whose last user
-// message the Go regular expression matches (it must end the line).
+// The `reply` line may add `repeat` (the reply is never used up), `after
+// tool` or `after user` (the request's last message must be a tool result,
+// or must not be: a model's tool round sends the same last user message
+// again, with the results after it) and a `match`: `match "text"` accepts
+// a request whose last user message contains the text, ignoring case;
+// `match /regexp/` one whose last user message the Go regular expression
+// matches (it must end the line).
 //
 // Each request is answered by the first reply, in script order, that is
 // not used up and whose match accepts it; when there is none the call fails

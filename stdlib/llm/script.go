@@ -33,6 +33,7 @@ type Scripted struct {
 type reply struct {
 	line      int
 	repeat    bool
+	after     string         // "tool" or "user": the role the request's last message must have; "" for any
 	match     string         // lower-cased substring the last user message must contain
 	re        *regexp.Regexp // or a regular expression it must match
 	text      []string
@@ -192,6 +193,16 @@ func (r *reply) parseHead(rest string) error {
 			}
 			r.repeat = true
 			rest = strings.TrimSpace(after)
+		case "after":
+			if r.after != "" {
+				return errors.New("reply: after is given twice")
+			}
+			role, after2, _ := strings.Cut(strings.TrimSpace(after), " ")
+			if role != RoleTool && role != RoleUser {
+				return fmt.Errorf(`reply: after needs tool or user, found %q`, role)
+			}
+			r.after = role
+			rest = strings.TrimSpace(after2)
 		case "match":
 			if matched {
 				return errors.New("reply: match is given twice")
@@ -224,7 +235,7 @@ func (r *reply) parseHead(rest string) error {
 				return fmt.Errorf(`reply: match needs "text" or /regexp/, found %q`, after)
 			}
 		default:
-			return fmt.Errorf(`reply: expected repeat, match "text" or match /regexp/, found %q`, rest)
+			return fmt.Errorf(`reply: expected repeat, after tool, after user, match "text" or match /regexp/, found %q`, rest)
 		}
 	}
 	return nil
@@ -293,8 +304,11 @@ func (r *reply) parseUsage(v string) error {
 }
 
 // accepts reports whether the reply may answer a request whose last user
-// message is last.
-func (r *reply) accepts(last string) bool {
+// message is last, and whose last message is a tool result when afterTool.
+func (r *reply) accepts(last string, afterTool bool) bool {
+	if r.after != "" && (r.after == RoleTool) != afterTool {
+		return false
+	}
 	switch {
 	case r.re != nil:
 		return r.re.MatchString(last)
@@ -392,13 +406,14 @@ func (s *Scripted) next(req *Request) (*reply, []ToolCall, error) {
 	cp.Tools = slices.Clone(req.Tools)
 	s.requests = append(s.requests, cp)
 	last, hasUser := lastUser(req.Messages)
+	afterTool := len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == RoleTool
 	unused := 0
 	for i, r := range s.replies {
 		if s.used[i] {
 			continue
 		}
 		unused++
-		if !r.accepts(last) {
+		if !r.accepts(last, afterTool) {
 			continue
 		}
 		if !r.repeat {

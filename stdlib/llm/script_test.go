@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -171,6 +172,40 @@ func TestScriptCancel(t *testing.T) {
 	})
 }
 
+func TestScriptAfter(t *testing.T) {
+	// A tool round sends the same last user message again, with the tool
+	// result after it: after tool and after user tell the two apart, so a
+	// repeated tool call does not loop.
+	s, err := ParseScript([]byte(`
+reply repeat after user match "weather"
+tool: get_weather {"city": "Paris"}
+reply repeat after tool match "weather"
+text: sunny
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := []Message{{Role: RoleUser, Content: "the weather?"}}
+	answered := append(slices.Clone(ask),
+		Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "get_weather", Arguments: "{}"}}},
+		Message{Role: RoleTool, ToolCallID: "c1", Content: "sun"})
+	for round := range 2 {
+		for _, c := range []struct {
+			msgs  []Message
+			tools int
+			text  string
+		}{{ask, 1, ""}, {answered, 0, "sunny"}} {
+			resp, err := s.Stream(context.Background(), &Request{Messages: c.msgs}, func(Chunk) error { return nil })
+			if err != nil {
+				t.Fatalf("round %d: %v", round+1, err)
+			}
+			if len(resp.ToolCalls) != c.tools || resp.Text != c.text {
+				t.Errorf("round %d, last message %s: got %d tool calls and %q, want %d and %q", round+1, c.msgs[len(c.msgs)-1].Role, len(resp.ToolCalls), resp.Text, c.tools, c.text)
+			}
+		}
+	}
+}
+
 func TestParseScriptErrors(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"empty", "# nothing\n", "line 1: the script has no replies: start one with a line `reply`"},
@@ -187,7 +222,9 @@ func TestParseScriptErrors(t *testing.T) {
 		{"match", "reply match refund\ntext: x\n", `line 1: reply: match needs "text" or /regexp/, found "refund"`},
 		{"regexp", "reply match /a(/\ntext: x\n", "line 1: reply: match: error parsing regexp: missing closing ): `a(`"},
 		{"regexp end", "reply match /a/ repeat\ntext: x\n", "line 1: reply: match: a /regexp/ must end with / and end the line, found /a/ repeat"},
-		{"head", "reply now\ntext: x\n", `line 1: reply: expected repeat, match "text" or match /regexp/, found "now"`},
+		{"head", "reply now\ntext: x\n", `line 1: reply: expected repeat, after tool, after user, match "text" or match /regexp/, found "now"`},
+		{"after", "reply after model\ntext: x\n", `line 1: reply: after needs tool or user, found "model"`},
+		{"after twice", "reply after tool after user\ntext: x\n", "line 1: reply: after is given twice"},
 		{"several", "reply\ntxt: a\nreply\nusage: x y\nreply\n", "line 2: expected a reply line or one of text:, reasoning:, tool:, error:, usage:, delay:, found \"txt: a\"\n" +
 			"line 4: usage: expected two whole numbers, the input and the output tokens, found \"x y\"\n" +
 			"line 5: reply has nothing to answer: give it text:, reasoning:, tool: or error: lines"},
