@@ -21,33 +21,35 @@ func backupCommand() *command {
 		doc: `
 Backup writes everything the data directory holds (threads, their events
 and runs, the workflow versions conversations are pinned to) to file, or
-to standard output when file is "-". The directory is --data, or
-AGUIC_DATA, or .aguic under the working directory. Restore the file with
-"aguic restore".
+to standard output when file is "-". The directory is --data. Restore the
+file with "aguic restore".
 
 Only one process can use a data directory. While "aguic serve" uses it,
 take the backup from the server instead: --from names the server's AG-UI
 base URL (such as http://127.0.0.1:8080/agui) and --token the admin token
-it was started with (default $AGUIC_ADMIN_TOKEN). The server writes a
-consistent backup while it goes on serving.`,
+it was started with (the same variable, AGUIC_ADMIN_TOKEN, works for both).
+The server writes a consistent backup while it goes on serving.`,
+		examples: `
+# Back up the data directory of a stopped server.
+aguic backup --data /var/lib/aguic backup.bin
+# Back up from a running server.
+AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backup.bin`,
+		exit: "0 when the backup is written, 1 when taking it failed, 2 on a usage or I/O error.",
+		vars: map[string]string{"token": "AGUIC_ADMIN_TOKEN"},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		data := fs.String("data", "", "the data `dir`ectory (default $AGUIC_DATA, else .aguic)")
+		data := fs.String("data", defaultData, "the data `dir`ectory")
 		from := fs.String("from", "", "take the backup from the running server at this base `url`")
-		token := fs.String("token", "", "the server's admin `token` (default $AGUIC_ADMIN_TOKEN)")
+		token := fs.String("token", "", "the server's admin `token`, with --from")
 		return func(e *env, args []string) int {
 			if len(args) != 1 {
 				return usageError(e, c, "backup needs one file to write")
 			}
 			var src backupSource
 			if *from != "" {
-				t := *token
-				if t == "" {
-					t = os.Getenv("AGUIC_ADMIN_TOKEN")
-				}
-				src = remoteBackup{url: strings.TrimSuffix(*from, "/") + server.BackupPath, token: t}
+				src = remoteBackup{url: strings.TrimSuffix(*from, "/") + server.BackupPath, token: *token}
 			} else {
-				st, err := openData(dataDir(*data))
+				st, err := openData(*data)
 				if err != nil {
 					e.errorf("%v", err)
 					return exitUsage
@@ -123,11 +125,15 @@ func restoreCommand() *command {
 		doc: `
 Restore loads a file written by "aguic backup" (standard input when file is
 "-") into the data directory, which must be empty or new: restoring never
-mixes two histories. The directory is --data, or AGUIC_DATA, or .aguic
-under the working directory.`,
+mixes two histories. The directory is --data.`,
+		examples: `
+# Restore a backup into a new data directory, then serve it.
+aguic restore --data restored backup.bin
+aguic serve --data restored workflows`,
+		exit: "0 when the backup is restored, 1 when restoring failed (the directory is not empty, the file is not a backup), 2 on a usage or I/O error.",
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		data := fs.String("data", "", "the data `dir`ectory (default $AGUIC_DATA, else .aguic)")
+		data := fs.String("data", defaultData, "the data `dir`ectory")
 		return func(e *env, args []string) int {
 			if len(args) != 1 {
 				return usageError(e, c, "restore needs one file to read")
@@ -142,7 +148,7 @@ under the working directory.`,
 				defer f.Close()
 				r = f
 			}
-			st, err := openData(dataDir(*data))
+			st, err := openData(*data)
 			if err != nil {
 				e.errorf("%v", err)
 				return exitUsage

@@ -25,10 +25,16 @@ Diagnostics go to standard output, sorted by file and position. The text
 format prints each as file:line:col: severity[code]: message with the source
 line and a caret, then a summary, and nothing at all for a clean program;
 json prints one array of objects (an empty one when clean); github prints
-GitHub Actions workflow commands.
-
-The exit status is 0 when there are no errors (warnings allowed), 1 when
-there are, and 2 on a usage or I/O error.`,
+GitHub Actions workflow commands.`,
+		examples: `
+# Check every .wf file under the current directory.
+aguic check
+# Check the files of a CI job, as annotations on the pull request.
+aguic check --format github workflows
+# The diagnostics as JSON, for an editor or a script.
+aguic check --format json workflows/chat.wf`,
+		exit: "0 when there are no errors (warnings allowed), 1 when there are, 2 on a usage or I/O error.",
+		vars: map[string]string{"format": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		format := fs.String("format", "text", "output `format`: text, json or github")

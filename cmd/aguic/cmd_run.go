@@ -65,22 +65,28 @@ cancel cancels it.
 
 With --model-script, model nodes answer from that script (the format is
 documented in package stdlib/llm): every "provider/model" name resolves to
-it, and a node that names no model uses "scripted/default". Without it a
-model node fails: real providers come later. http nodes and env work as in
-the server.
+it, and a node that names no model uses "scripted/default". Without it,
+model nodes use the providers the environment configures, as in the
+server (OPENAI_API_KEY, for one; AGUIC_MODEL names the model of nodes that
+name none). http nodes and env work as in the server.
 
-With --thread, the chat is a thread kept in the data directory (--data, or
-AGUIC_DATA, or .aguic under the working directory): every node boundary is
-saved, so the next "aguic run --thread id" continues the conversation, on
-the version of the workflows it started with, and shows its history first.
-Runs a crash left unfinished are resumed from their last saved node when
-the directory is opened again.
+With --thread, the chat is a thread kept in the data directory (--data):
+every node boundary is saved, so the next "aguic run --thread id"
+continues the conversation, on the version of the workflows it started
+with, and shows its history first. Runs a crash left unfinished are
+resumed from their last saved node when the directory is opened again.
 
 A failed run prints "error: message (node id, file:line:col)" on standard
 error and the session goes on with the next line; a conversation stays
-where it was before the failed turn. The end of the input ends the session.
-The exit status is 0 when every run succeeded, 1 when the sources have
-errors or a run failed, and 2 on a usage or I/O error.`,
+where it was before the failed turn. The end of the input ends the session.`,
+		examples: `
+# Chat with the example chat workflow, model answers from a script.
+aguic run --model-script workflows/scripts/demo.script workflows/chat.wf
+# Keep the chat as thread demo; the same command later continues it.
+aguic run --thread demo --model-script workflows/scripts/demo.script workflows/support.wf
+# Play a transcript: one user turn per line of the file.
+aguic run --workflow chat workflows < turns.txt`,
+		exit: "0 when every run succeeded, 1 when the sources have errors or a run failed, 2 on a usage or I/O error.",
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		workflow := fs.String("workflow", "", "run the workflow with this `id`")
@@ -88,7 +94,7 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 		state := fs.String("state", "", "the client's initial state, a `json` value")
 		tools := fs.String("tools", "", "the client's frontend tools, a `json` list of {name, description, parameters}")
 		thread := fs.String("thread", "", "keep the chat as the thread `id` in the data directory, continuing it if it exists")
-		data := fs.String("data", "", "the data `dir`ectory of --thread (default $AGUIC_DATA, else .aguic)")
+		data := fs.String("data", defaultData, "the data `dir`ectory of --thread")
 		return func(e *env, args []string) int {
 			s := &session{e: e, state: map[string]any{}}
 			if *state != "" {
@@ -124,7 +130,7 @@ errors or a run failed, and 2 on a usage or I/O error.`,
 				return s.play(context.Background())
 			}
 			bundle, _ := compiler.Bundle(srcs)
-			return s.keep(context.Background(), dataDir(*data), *thread, bundle)
+			return s.keep(context.Background(), *data, *thread, bundle)
 		}
 	}
 	return c
@@ -471,7 +477,7 @@ func (p *printer) Emit(e vm.Event) error {
 	case vm.SubagentFinished:
 		p.println("[call " + e.Name + " done]")
 	case vm.SubagentError:
-		p.println(fmt.Sprintf("[call %s failed: %s]", e.Name, vm.Text(e.Value)))
+		p.println(fmt.Sprintf("[call %s failed: %s]", e.Name, e.Content))
 	case vm.Custom:
 		p.println(fmt.Sprintf("custom %s: %s", e.Name, jsonText(e.Value)))
 	}

@@ -79,7 +79,7 @@ func TestPrinter(t *testing.T) {
 		{Type: vm.ToolCallResult, MessageID: "tool:c", ToolCallID: "c", Content: "ok"},
 		{Type: vm.StateDelta, Patch: []any{map[string]any{"op": "replace", "path": "/missing/x", "value": 1}}},
 		{Type: vm.SubagentStarted, Name: "child"},
-		{Type: vm.SubagentError, Name: "child", Value: "it broke"},
+		{Type: vm.SubagentError, Name: "child", Content: "it broke", Code: "fail"},
 		{Type: vm.Custom, Name: "note", Value: "<b>"},
 	} {
 		if err := p.Emit(e); err != nil {

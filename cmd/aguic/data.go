@@ -19,20 +19,8 @@ import (
 )
 
 // defaultData is the data directory when neither --data nor AGUIC_DATA
-// names one.
+// names one: .aguic under the working directory.
 const defaultData = ".aguic"
-
-// dataDir returns the data directory: the flag's value, else AGUIC_DATA,
-// else .aguic under the working directory.
-func dataDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if dir := os.Getenv("AGUIC_DATA"); dir != "" {
-		return dir
-	}
-	return defaultData
-}
 
 // openData opens the store in dir; the error reads well on a terminal (a
 // directory another process uses names the directory). The leases it

@@ -23,8 +23,16 @@ standard input to standard output. Without flags it prints the formatted
 sources to standard output.
 
 A file with a syntax error is left alone: its diagnostics go to standard
-error and the exit status is 1, but the other files are still processed.
-An I/O error makes the exit status 2.`,
+error, but the other files are still processed.`,
+		examples: `
+# Rewrite every .wf file under workflows/ in the canonical layout.
+aguic fmt -w workflows
+# List the files that are not formatted (in CI: fail when the list is not empty).
+aguic fmt -l .
+# Format standard input, as an editor does.
+aguic fmt < chat.wf`,
+		exit: "0 on success, 1 when a file has syntax errors, 2 on a usage or I/O error.",
+		vars: map[string]string{"l": "", "w": "", "d": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		var o fmtOptions

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 
@@ -22,8 +21,14 @@ detail, a start vertex at the entry, an end vertex where the flow ends, and
 every edge with its label. With --workflow it draws that workflow only;
 otherwise every workflow, sorted by id, a blank line between them.
 
-On errors in the sources the diagnostics go to standard error and the exit
-status is 1; an unknown --workflow id is a usage error (status 2).`,
+On errors in the sources the diagnostics go to standard error.`,
+		examples: `
+# Draw every workflow under workflows/ as Mermaid flowcharts.
+aguic graph workflows
+# Draw one workflow as an SVG with Graphviz.
+aguic graph --format dot --workflow chat workflows | dot -Tsvg > chat.svg`,
+		exit: "0 on success, 1 when the sources have errors, 2 on a usage or I/O error (an unknown --workflow id among them).",
+		vars: map[string]string{"format": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		format := fs.String("format", "mermaid", "output `format`: mermaid or dot")
@@ -50,7 +55,7 @@ status is 1; an unknown --workflow id is a usage error (status 2).`,
 					for i, w := range prog.Workflows {
 						ids[i] = w.ID
 					}
-					fmt.Fprintf(e.stderr, "aguic graph: unknown workflow %q (the workflows are: %s)\n", *workflow, strings.Join(ids, ", "))
+					e.errorf("unknown workflow %q (the workflows are: %s)", *workflow, strings.Join(ids, ", "))
 					return exitUsage
 				}
 				wfs = []*vm.Workflow{w}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,30 +42,29 @@ workflow as an AG-UI 1.0 agent: POST {base}/workflows/{id} runs one and
 streams its events (what an AG-UI HttpAgent points at), POST {base} runs
 the workflow forwardedProps.aguic.workflowId or .workflowName names, and
 GET {base}/workflows lists them with their graphs. The OpenAPI document is
-at /openapi.json and /openapi.yaml, a health check at /healthz.
+at /openapi.json and /openapi.yaml ("aguic openapi" prints it), an API
+browser at /docs, a health check at /healthz.
 
 The files are compiled before the server listens: diagnostics go to
 standard error, and errors end the command with status 1. Threads live in
 the data directory (--data); runs a crash left unfinished resume from their
-last saved node in the background once it is opened.
-
-Each flag may also come from the environment: AGUIC_ADDR, AGUIC_DATA,
-AGUIC_BASE_PATH, AGUIC_DEADLINE, AGUIC_MODEL_SCRIPT, AGUIC_KEEP_EVENTS,
-AGUIC_FINISHED_TTL, AGUIC_ADMIN_TOKEN, AGUIC_NODE_EVENTS (true or false),
-AGUIC_TOKENS_FILE, AGUIC_SCOPE_HEADER and AGUIC_CORS_ORIGINS; a flag wins
-over its variable. --deadline bounds every run (0 for none).
+last saved node in the background once it is opened. Once it listens, the
+server logs its URL, the workflows it serves and the URL of its docs on
+standard error, then one line per run. --deadline bounds every run (0 for
+none).
 
 Authentication is off by default. --tokens names a file of bearer tokens,
 one a line, "name token" or "name:token" (blank lines and # comments are
 left out); AGUIC_TOKENS may instead hold "name:token" pairs separated by
-commas. Every request but /healthz, /openapi.json, /openapi.yaml and
-/docs must then carry "Authorization: Bearer <token>" (401 otherwise), and
-the token's name is the scope of its threads: one name never sees
-another's threads. Without tokens every thread is in the scope "default",
-or, with --scope-header, in the scope that request header names (for a
-proxy that sets it; it excludes --tokens). --cors-origins lets browser
-clients of other origins call the server: a comma-separated list of
-origins such as https://app.example.com, or *.
+commas (setting both AGUIC_TOKENS_FILE and AGUIC_TOKENS is an error).
+Every request but /healthz, /openapi.json, /openapi.yaml and /docs must
+then carry "Authorization: Bearer <token>" (401 otherwise), and the
+token's name is the scope of its threads: one name never sees another's
+threads. Without tokens every thread is in the scope "default", or, with
+--scope-header, in the scope that request header names (for a proxy that
+sets it; it excludes --tokens). --cors-origins lets browser clients of
+other origins call the server: a comma-separated list of origins such as
+https://app.example.com, or *.
 
 Retention: --keep-events keeps only the last n events of each thread (a
 replay cursor before them answers 410), --finished-ttl deletes threads
@@ -83,42 +81,50 @@ activity graph.node.lifecycle, so a UI can highlight the node that runs;
 they are not stored, so replay and history never show them.
 
 With --model-script, model nodes answer from that script, as with
-aguic run; without it a model node fails.
+aguic run; without it model nodes use the providers the environment
+configures (OPENAI_API_KEY, for one; AGUIC_MODEL names the model of nodes
+that name none), and a model node that cannot reach its model is an error
+at start-up.
 
 SIGINT or SIGTERM stops the server gracefully: it stops accepting runs,
 lets the runs in progress finish for up to 30 seconds, then cancels them
 (each ends with its terminal event) and exits with status 0.`,
+		examples: `
+# Serve the examples with scripted model answers, on 127.0.0.1:8080.
+aguic serve --model-script workflows/scripts/demo.script workflows
+# Listen on every interface, with bearer tokens and a data directory.
+aguic serve --addr :8080 --tokens tokens.txt --data /var/lib/aguic workflows
+# The same, configured from the environment.
+AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic serve workflows`,
+		exit: "0 after a graceful stop, 1 when the sources have errors, 2 on a usage or I/O error (a bad flag, a data directory in use, an address taken).",
+		vars: map[string]string{"tokens": "AGUIC_TOKENS_FILE"},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		addr := fs.String("addr", "", "listen on `host:port` (default $AGUIC_ADDR, else "+defaultAddr+")")
-		data := fs.String("data", "", "the data `dir`ectory (default $AGUIC_DATA, else .aguic)")
-		base := fs.String("base-path", "", "the `path` the AG-UI routes start with (default $AGUIC_BASE_PATH, else "+server.DefaultBasePath+")")
-		deadline := fs.String("deadline", "", "the longest a run may take, a `duration` such as 10m (default $AGUIC_DEADLINE, else 1h)")
-		script := fs.String("model-script", "", "answer model calls from this script `file` (default $AGUIC_MODEL_SCRIPT)")
-		keep := fs.String("keep-events", "", "keep the last `n` events of each thread (default $AGUIC_KEEP_EVENTS, else all)")
-		ttl := fs.String("finished-ttl", "", "delete finished threads idle this `duration` (default $AGUIC_FINISHED_TTL, else never)")
-		admin := fs.String("admin-token", "", "the bearer `token` of the admin backup route (default $AGUIC_ADMIN_TOKEN, else the route is closed)")
-		tokens := fs.String("tokens", "", "require a bearer token from this `file` of \"name token\" lines (default $AGUIC_TOKENS_FILE, or the name:token pairs of $AGUIC_TOKENS, else no authentication)")
-		scopeHeader := fs.String("scope-header", "", "without tokens, the request header `name` whose value is the scope of the threads (default $AGUIC_SCOPE_HEADER, else every thread is in the scope default)")
-		cors := fs.String("cors-origins", "", "the comma-separated `origins` browser clients may call from, or * (default $AGUIC_CORS_ORIGINS, else CORS is off)")
-		nodeEvents := fs.Bool("node-events", false, "stream each node's start and end as graph.node.lifecycle activities (default $AGUIC_NODE_EVENTS, else off)")
+		o := serveOptions{
+			dir:      defaultServeDir,
+			basePath: server.DefaultBasePath,
+			deadline: server.DefaultDeadline,
+		}
+		fs.StringVar(&o.addr, "addr", defaultAddr, "listen on `host:port`")
+		fs.StringVar(&o.data, "data", defaultData, "the data `dir`ectory")
+		basePathVar(fs, &o.basePath)
+		checkedVar(fs, &o.deadline, "deadline", "1h", "the longest a run may take, a `duration` such as 10m; 0 for none", durationAtLeast(0))
+		fs.StringVar(&o.script, "model-script", "", "answer model calls from this script `file`")
+		checkedVar(fs, &o.retention.MaxEvents, "keep-events", "", "keep only the last `n` events of each thread; all by default", positive)
+		checkedVar(fs, &o.retention.FinishedTTL, "finished-ttl", "", "delete finished threads idle for this `duration`; never by default", durationAtLeast(1))
+		fs.StringVar(&o.adminToken, "admin-token", "", "the bearer `token` of the admin backup route; without it the route is closed")
+		tokens := fs.String("tokens", "", "require a bearer token from this `file` of \"name token\" lines; AGUIC_TOKENS may hold name:token pairs instead")
+		fs.StringVar(&o.scopeHeader, "scope-header", "", "without --tokens, the request header `name` whose value is the scope of the threads")
+		checkedVar(fs, &o.corsOrigins, "cors-origins", "", "the comma-separated `origins` browser clients may call from, or *", origins)
+		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
 			}
-			o := serveOptions{
-				dir:      defaultServeDir,
-				addr:     setting(*addr, "AGUIC_ADDR", defaultAddr),
-				data:     dataDir(*data),
-				basePath: setting(*base, "AGUIC_BASE_PATH", server.DefaultBasePath),
-				script:   setting(*script, "AGUIC_MODEL_SCRIPT", ""),
-				deadline: server.DefaultDeadline,
-			}
 			if len(args) == 1 {
 				o.dir = args[0]
 			}
-			o.adminToken = setting(*admin, "AGUIC_ADMIN_TOKEN", "")
-			toks, err := loadTokens(*tokens)
+			toks, err := loadTokens(*tokens, os.Getenv)
 			if err != nil {
 				// One line for each error of the file.
 				for _, line := range strings.Split(err.Error(), "\n") {
@@ -127,50 +133,11 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 				return exitUsage
 			}
 			o.tokens = toks
-			o.scopeHeader = setting(*scopeHeader, "AGUIC_SCOPE_HEADER", "")
 			if o.tokens != nil && o.scopeHeader != "" {
 				return usageError(e, c, "--scope-header: with --tokens the scope is the token's name; give one of the two")
 			}
-			for _, origin := range strings.Split(setting(*cors, "AGUIC_CORS_ORIGINS", ""), ",") {
-				if origin = strings.TrimSpace(origin); origin == "" {
-					continue
-				}
-				if err := server.CheckOrigin(origin); err != nil {
-					return usageError(e, c, "--cors-origins: %v", err)
-				}
-				o.corsOrigins = append(o.corsOrigins, origin)
-			}
-			on, err := boolSetting(fs, "node-events", *nodeEvents, "AGUIC_NODE_EVENTS")
-			if err != nil {
-				return usageError(e, c, "%v", err)
-			}
-			o.nodeEvents = on
-			if k := setting(*keep, "AGUIC_KEEP_EVENTS", ""); k != "" {
-				n, err := strconv.Atoi(k)
-				if err != nil || n < 1 {
-					return usageError(e, c, "--keep-events: %q is not a positive whole number", k)
-				}
-				o.retention.MaxEvents = n
-			}
-			if t := setting(*ttl, "AGUIC_FINISHED_TTL", ""); t != "" {
-				v, err := time.ParseDuration(t)
-				if err != nil || v <= 0 {
-					return usageError(e, c, "--finished-ttl: %q is not a positive duration such as 720h", t)
-				}
-				o.retention.FinishedTTL = v
-			}
-			if d := setting(*deadline, "AGUIC_DEADLINE", ""); d != "" {
-				v, err := time.ParseDuration(d)
-				if err != nil || v < 0 {
-					return usageError(e, c, "--deadline: %q is not a duration such as 30s, 10m or 1h", d)
-				}
-				o.deadline = v
-				if v == 0 {
-					o.deadline = -1 // no deadline
-				}
-			}
-			if !strings.HasPrefix(o.basePath, "/") || strings.Trim(o.basePath, "/") == "" {
-				return usageError(e, c, "--base-path: %q must be a path below the root, such as /agui", o.basePath)
+			if o.deadline == 0 {
+				o.deadline = -1 // no deadline
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -180,50 +147,44 @@ lets the runs in progress finish for up to 30 seconds, then cancels them
 	return c
 }
 
-// setting is a flag's value, else the environment variable's, else def.
-func setting(flagValue, variable, def string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	if v := os.Getenv(variable); v != "" {
-		return v
-	}
-	return def
+// basePathVar defines --base-path, the prefix of the AG-UI routes.
+func basePathVar(fs *flag.FlagSet, p *string) {
+	checkedVar(fs, p, "base-path", server.DefaultBasePath, "the `path` the AG-UI routes start with", func(s string) (string, error) {
+		if !strings.HasPrefix(s, "/") || strings.Trim(s, "/") == "" {
+			return "", errors.New("not a path below the root, such as /agui")
+		}
+		return s, nil
+	})
 }
 
-// boolSetting is a boolean flag's value when it was given, else its
-// environment variable's (strconv.ParseBool), else false.
-func boolSetting(fs *flag.FlagSet, name string, flagValue bool, variable string) (bool, error) {
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
-	if given {
-		return flagValue, nil
+// origins parses the list of --cors-origins.
+func origins(s string) ([]string, error) {
+	var list []string
+	for _, o := range strings.Split(s, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if err := server.CheckOrigin(o); err != nil {
+			return nil, err
+		}
+		list = append(list, o)
 	}
-	v := os.Getenv(variable)
-	if v == "" {
-		return false, nil
-	}
-	on, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("%s: %q is not true or false", variable, v)
-	}
-	return on, nil
+	return list, nil
 }
 
-// loadTokens reads the bearer tokens of --tokens, else of the file
-// AGUIC_TOKENS_FILE names, else of the list AGUIC_TOKENS holds; nil when
-// none is given.
-func loadTokens(flagFile string) (*server.Tokens, error) {
-	file := setting(flagFile, "AGUIC_TOKENS_FILE", "")
+// loadTokens reads the bearer tokens of file (--tokens, or
+// AGUIC_TOKENS_FILE), else of the list AGUIC_TOKENS holds; nil when
+// neither is given. Setting both variables is an error.
+func loadTokens(file string, getenv func(string) string) (*server.Tokens, error) {
+	list := getenv("AGUIC_TOKENS")
+	if getenv("AGUIC_TOKENS_FILE") != "" && list != "" {
+		return nil, errors.New("AGUIC_TOKENS_FILE and AGUIC_TOKENS are both set: set one")
+	}
 	if file == "" {
-		list := os.Getenv("AGUIC_TOKENS")
 		if list == "" {
 			return nil, nil
 		}
 		return server.TokenList("AGUIC_TOKENS", list)
-	}
-	if flagFile == "" && os.Getenv("AGUIC_TOKENS") != "" {
-		return nil, errors.New("AGUIC_TOKENS_FILE and AGUIC_TOKENS are both set: set one")
 	}
 	text, err := os.ReadFile(file)
 	if err != nil {
@@ -347,7 +308,11 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
-	log.Info("serving", "workflows", len(prog.Workflows), "url", url+strings.TrimSuffix(o.basePath, "/"), "openapi", url+"/openapi.json", "data", o.data)
+	ids := make([]string, len(prog.Workflows))
+	for i, w := range prog.Workflows {
+		ids[i] = w.ID
+	}
+	log.Info("serving", "url", url+strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ","), "docs", url+"/docs", "openapi", url+"/openapi.json", "data", o.data)
 	if o.ready != nil {
 		o.ready(url)
 	}

@@ -37,7 +37,7 @@ func TestServeAuthFlags(t *testing.T) {
 		{"file and list", nil, map[string]string{"AGUIC_TOKENS_FILE": good, "AGUIC_TOKENS": "ada:SECRET-1"}, "both set"},
 		{"tokens and scope header", []string{"--tokens", good, "--scope-header", "X-Tenant"}, nil, "--scope-header: with --tokens"},
 		{"scope header from the environment", []string{"--tokens", good}, map[string]string{"AGUIC_SCOPE_HEADER": "X-Tenant"}, "--scope-header: with --tokens"},
-		{"bad origin", []string{"--cors-origins", "*,localhost:3000"}, nil, `--cors-origins: origin "localhost:3000"`},
+		{"bad origin", []string{"--cors-origins", "*,localhost:3000"}, nil, `-cors-origins: origin "localhost:3000"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, v := range []string{"AGUIC_TOKENS_FILE", "AGUIC_TOKENS", "AGUIC_SCOPE_HEADER", "AGUIC_CORS_ORIGINS"} {
@@ -74,7 +74,7 @@ func TestServeAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("AGUIC_TOKENS", "")
-	toks, err := loadTokens(tokensFile)
+	toks, err := loadTokens(tokensFile, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"flag"
 	"io"
+	"strings"
 	"testing"
 )
 
-// TestBoolSetting: --node-events wins over AGUIC_NODE_EVENTS, which is
-// read with strconv.ParseBool; neither means off.
-func TestBoolSetting(t *testing.T) {
+// TestNodeEventsSetting: --node-events wins over AGUIC_NODE_EVENTS, which
+// is read with strconv.ParseBool; neither means off, and a value that is
+// not a boolean is an error that names the variable.
+func TestNodeEventsSetting(t *testing.T) {
 	tests := []struct {
 		args    []string
 		env     string
@@ -25,16 +27,25 @@ func TestBoolSetting(t *testing.T) {
 		{[]string{"--node-events"}, "yes", true, false},
 	}
 	for _, tt := range tests {
-		t.Setenv("AGUIC_NODE_EVENTS", tt.env)
+		c := serveCommand()
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		v := fs.Bool("node-events", false, "")
+		c.flags(fs)
 		if err := fs.Parse(tt.args); err != nil {
 			t.Fatal(err)
 		}
-		got, err := boolSetting(fs, "node-events", *v, "AGUIC_NODE_EVENTS")
+		err := c.fromEnv(fs, func(name string) string {
+			if name == "AGUIC_NODE_EVENTS" {
+				return tt.env
+			}
+			return ""
+		})
+		got := fs.Lookup("node-events").Value.(flag.Getter).Get().(bool)
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("args %q, AGUIC_NODE_EVENTS=%q: %v, %v; want %v (error %v)", tt.args, tt.env, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), `invalid boolean value "yes" for AGUIC_NODE_EVENTS`) {
+			t.Errorf("the error does not name the variable: %v", err)
 		}
 	}
 }

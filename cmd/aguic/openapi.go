@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
+
+	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/vm"
+)
+
+func openapiCommand() *command {
+	c := &command{
+		name:    "openapi",
+		args:    "[--format json|yaml] [--base-path path] [--tokens file] [dir]",
+		summary: "print the OpenAPI document of the server",
+		doc: `
+Openapi prints the OpenAPI 3.1 document that "aguic serve" serves at
+/openapi.json (or, with --format yaml, at /openapi.yaml) for the same
+workflows and flags, without starting a server or opening the data
+directory: to generate a client, or to check the API into a repository.
+The JSON is byte for byte what the server sends, then a newline.
+
+dir is what serve takes (default workflows/); its .wf files are compiled
+as serve compiles them, and errors in them end the command with their
+diagnostics on standard error. Of serve's flags, only --base-path and
+--tokens change the document (with tokens, every operation but the public
+ones requires a bearer token); the others are not flags of openapi.
+--tokens reads the file only to know that authentication is on, and
+AGUIC_TOKENS_FILE and AGUIC_TOKENS count as they do for serve.`,
+		examples: `
+# The document of the examples, as the default server serves it.
+aguic openapi workflows > openapi.json
+# As YAML, for a server with tokens under another base path.
+aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`,
+		exit: "0 on success, 1 when the sources have errors, 2 on a usage or I/O error.",
+		vars: map[string]string{"format": "", "tokens": "AGUIC_TOKENS_FILE"},
+	}
+	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
+		format := fs.String("format", "json", "output `format`: json or yaml")
+		basePath := server.DefaultBasePath
+		basePathVar(fs, &basePath)
+		tokens := fs.String("tokens", "", "document the bearer tokens serve --tokens requires, from this `file`")
+		return func(e *env, args []string) int {
+			if *format != "json" && *format != "yaml" {
+				return usageError(e, c, "unknown format %q (want json or yaml)", *format)
+			}
+			if len(args) > 1 {
+				return usageError(e, c, "too many arguments: openapi takes one directory, as serve does")
+			}
+			dir := defaultServeDir
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			toks, err := loadTokens(*tokens, os.Getenv)
+			if err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					e.errorf("%s", line)
+				}
+				return exitUsage
+			}
+			prog, status := compile(e, []string{dir})
+			if prog == nil {
+				return status
+			}
+			cfg := server.Config{
+				Machine:  &vm.Machine{Program: prog, Registry: stdlib.Registry()},
+				BasePath: basePath,
+			}
+			if toks != nil {
+				cfg.Auth = toks.Auth
+			}
+			doc, err := server.OpenAPI(cfg)
+			if err != nil {
+				e.errorf("%v", err)
+				return exitUsage
+			}
+			var out []byte
+			if *format == "yaml" {
+				out, err = doc.YAML()
+			} else {
+				out, err = json.Marshal(doc)
+				out = append(out, '\n')
+			}
+			if err != nil {
+				e.errorf("%v", err)
+				return exitUsage
+			}
+			if _, err := e.stdout.Write(out); err != nil {
+				e.errorf("%v", err)
+				return exitUsage
+			}
+			return exitOK
+		}
+	}
+	return c
+}
