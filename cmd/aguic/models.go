@@ -97,17 +97,23 @@ func configuredModels(providers map[string]llm.Provider, envs []envProvider) fun
 	}
 }
 
+// errNoProvider is the error of every model name when no provider is
+// configured.
+var errNoProvider = errors.New("no model provider is configured: set OPENAI_API_KEY for openai/<model> (and OPENAI_BASE_URL for another OpenAI-compatible server) or ANTHROPIC_API_KEY for anthropic/<model>, or pass --model-script file to answer model calls from a script")
+
 // noModels is the model resolver when nothing is configured.
-func noModels(name string) (llm.Provider, error) {
-	return nil, errors.New("no model provider is configured: set OPENAI_API_KEY for openai/<model> (and OPENAI_BASE_URL for another OpenAI-compatible server) or ANTHROPIC_API_KEY for anthropic/<model>, or pass --model-script file to answer model calls from a script")
-}
+func noModels(name string) (llm.Provider, error) { return nil, errNoProvider }
 
 // checkModels resolves, before anything runs, the provider of every model
 // node that names its model as a literal, and the default model when a
 // node names none: a typo or a missing key is an error at start-up, not
-// at the first turn.
+// at the first turn. When no provider is configured at all, the error is
+// one short paragraph that says how to configure one, not a line per node.
 func checkModels(prog *vm.Program, opts stdlib.Options) error {
 	var problems []string
+	var first string // the place of the first model node that needs a provider
+	needy := 0       // model nodes that need a provider
+	noProvider := true
 	for _, w := range prog.Workflows {
 		for _, n := range w.Nodes {
 			if n.Kind != "model" {
@@ -120,19 +126,43 @@ func checkModels(prog *vm.Program, opts stdlib.Options) error {
 					continue // computed at run time
 				}
 				name = t.Parts[0].Text
-			} else if name == "" {
-				problems = append(problems, fmt.Sprintf("%s: %s names no model and AGUIC_MODEL is not set", n.Span, n.ID))
+			}
+			needy++
+			if first == "" {
+				first = n.Span.String()
+			}
+			if name == "" {
+				problems = append(problems, fmt.Sprintf("%s: model node %s names no model, and AGUIC_MODEL, the default model, is not set", n.Span, n.ID))
 				continue
 			}
-			if _, err := opts.Models(name); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %s: %v", n.Span, n.ID, err))
+			_, err := opts.Models(name)
+			if !errors.Is(err, errNoProvider) {
+				noProvider = false
+			}
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: model node %s: %v", n.Span, n.ID, err))
 			}
 		}
 	}
-	if len(problems) > 0 {
-		return errors.New("model nodes cannot reach their models:\n  " + strings.Join(problems, "\n  "))
+	switch {
+	case len(problems) == 0:
+		return nil
+	case noProvider && len(problems) == needy:
+		return fmt.Errorf("%d model %s (the first at %s) but no model provider is configured. Either\n"+
+			"  - set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server) or ANTHROPIC_API_KEY,\n"+
+			"    and AGUIC_MODEL, such as openai/gpt-4o-mini, for the nodes that name no model; or\n"+
+			"  - pass --model-script FILE to answer model calls from a script (workflows/scripts/demo.script answers the examples)",
+			needy, needs(needy), first)
 	}
-	return nil
+	return errors.New("model nodes cannot reach their models:\n  " + strings.Join(problems, "\n  "))
+}
+
+// needs is "node needs a model" or its plural.
+func needs(n int) string {
+	if n == 1 {
+		return "node needs a model"
+	}
+	return "nodes need a model"
 }
 
 // environ reads the process environment.
