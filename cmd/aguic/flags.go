@@ -111,6 +111,9 @@ func durationAtLeast(least time.Duration) func(string) (time.Duration, error) {
 			if least > 0 {
 				return 0, errors.New("not a positive duration such as 30s, 10m or 1h")
 			}
+			if err == nil {
+				return 0, errors.New("a duration must not be negative (0 means none)")
+			}
 			return 0, errors.New("not a duration such as 30s, 10m or 1h")
 		}
 		return d, nil
