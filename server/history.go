@@ -36,6 +36,10 @@ type History struct {
 	Messages             []Message     `json:"messages" doc:"AG-UI messages, for the client's initial messages."`
 	State                any           `json:"state" doc:"The latest state: the checkpoint's, else reduced from the state events; null when there is none."`
 	PendingFrontendTools []PendingTool `json:"pendingFrontendTools" doc:"At most one: the final frontend tool call, when it is unanswered and the last message."`
+
+	// wait is what the thread waits for the client to answer, nil when
+	// nothing: the snapshot stream's RUN_FINISHED carries it.
+	wait *vm.Wait
 }
 
 // PendingTool is a frontend tool call that waits for its result.
@@ -82,7 +86,7 @@ func (s *Server) registerHistory() {
 			},
 		},
 		MaxBodyBytes: s.cfg.BodyLimit,
-		Errors:       []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge},
+		Errors:       []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
 	}, func(ctx context.Context, in *historyInput) (*huma.StreamResponse, error) {
 		req := in.Body
 		if req.WorkflowID != "" && req.WorkflowName != "" {
@@ -150,10 +154,28 @@ func (s *Server) history(ctx context.Context, key store.Key, max int) (History, 
 	if st, ok := checkpointState(th); ok {
 		h.State = st
 	}
-	if p := pendingTool(th, msgs); p != nil {
+	h.wait = waitOf(th)
+	if p := pendingTool(h.wait, msgs); p != nil {
 		h.PendingFrontendTools = append(h.PendingFrontendTools, PendingTool{*p})
 	}
 	return h, nil
+}
+
+// waitOf is what a suspended thread waits for the client to answer: its
+// frontend tool calls or its interrupts; nil for anything else.
+func waitOf(th store.Thread) *vm.Wait {
+	if th.Status != store.Suspended || len(th.Wait) == 0 {
+		return nil
+	}
+	var w vm.Wait
+	if json.Unmarshal(th.Wait, &w) != nil {
+		return nil
+	}
+	switch {
+	case w.Kind == vm.WaitTool && len(w.ToolCallIDs) > 0, w.Kind == vm.WaitInterrupt && len(w.Interrupts) > 0:
+		return &w
+	}
+	return nil
 }
 
 // reduce folds every stored event of a thread into messages and state, as
@@ -248,14 +270,10 @@ func checkpointState(th store.Thread) (any, bool) {
 	return st, true
 }
 
-// pendingTool is the frontend tool call the thread waits for, when it is
-// a call of the last message and has no result.
-func pendingTool(th store.Thread, msgs []agui.Message) *agui.ToolCall {
-	if th.Status != store.Suspended || len(th.Wait) == 0 || len(msgs) == 0 {
-		return nil
-	}
-	var w vm.Wait
-	if json.Unmarshal(th.Wait, &w) != nil || w.Kind != vm.WaitTool {
+// pendingTool is the frontend tool call the thread waits for (w), when
+// it is a call of the last message and has no result.
+func pendingTool(w *vm.Wait, msgs []agui.Message) *agui.ToolCall {
+	if w == nil || w.Kind != vm.WaitTool || len(msgs) == 0 {
 		return nil
 	}
 	last := msgs[len(msgs)-1]
@@ -272,6 +290,9 @@ func pendingTool(th store.Thread, msgs []agui.Message) *agui.ToolCall {
 
 // snapshot is the stream that restores a client: RUN_STARTED,
 // STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED. runID "" makes one.
+// RUN_FINISHED has the outcome the last run ended with when the thread
+// waits for the client (pendingToolCallIds, interrupts), so a client that
+// reloads learns what it has to answer; else a plain success.
 func (s *Server) snapshot(threadID, runID string, h History) *huma.StreamResponse {
 	if runID == "" {
 		runID = "run-" + uuid.NewString()
@@ -284,7 +305,11 @@ func (s *Server) snapshot(threadID, runID string, h History) *huma.StreamRespons
 	r.pushEvent(0, agui.RunStarted(threadID, runID, "", nil), false)
 	r.pushEvent(0, agui.StateSnapshotEvent{Snapshot: h.State}, false)
 	r.pushEvent(0, agui.MessagesSnapshotEvent{Messages: msgs}, false)
-	r.pushEvent(0, agui.RunFinished(threadID, runID, vm.Outcome{Status: vm.Finished}, nil), true)
+	o := vm.Outcome{Status: vm.Finished}
+	if h.wait != nil {
+		o = vm.Outcome{Status: vm.Suspended, Wait: h.wait}
+	}
+	r.pushEvent(0, agui.RunFinished(threadID, runID, o, nil), true)
 	close(r.done)
 	return s.stream(r)
 }

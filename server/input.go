@@ -154,6 +154,22 @@ func selectorOf(props any) (selector, error) {
 	return sel, nil
 }
 
+// optionalSelector reads the workflow selector of forwardedProps on the
+// routes where it is optional (a run on a thread, cancel): forwardedProps
+// that are not an object, or that have neither an aguic key nor a
+// selector key, select nothing (ok false); otherwise the selector must be
+// valid, as selectorOf reads it, and its errors are the same 400s.
+func optionalSelector(props any) (sel selector, ok bool, err error) {
+	obj, isObj := props.(map[string]any)
+	if !isObj || (!hasSelector(obj) && obj["aguic"] == nil) {
+		return selector{}, false, nil
+	}
+	if sel, err = selectorOf(props); err != nil {
+		return selector{}, false, err
+	}
+	return sel, true, nil
+}
+
 func hasSelector(obj map[string]any) bool {
 	_, id := obj["workflowId"]
 	_, name := obj["workflowName"]

@@ -160,7 +160,7 @@ var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "p
 // TestOpenAPIOperations checks every operation of the 3.1 document: a
 // unique operationId, a summary, a success response, and its errors
 // documented as problem+json; an operation that reads a body documents
-// 400 and 413, and one with path parameters 404.
+// 400, 413 and 415, and one with path parameters 404.
 func TestOpenAPIOperations(t *testing.T) {
 	e := newEnv(t, nil)
 	js, _ := e.getBytes("/openapi.json")
@@ -238,7 +238,7 @@ func TestOpenAPIOperations(t *testing.T) {
 			}
 			var want []string
 			if op.RequestBody != nil {
-				want = append(want, "400", "413")
+				want = append(want, "400", "413", "415")
 				if !op.RequestBody.Required {
 					t.Errorf("%s: the request body is not required", name)
 				}
@@ -318,6 +318,8 @@ func TestOpenAPIResponses(t *testing.T) {
 	// operations without one.
 	huge := `{"threadId": "t", "state": "` + strings.Repeat("x", 1<<20+1) + `"}`
 	msg := `{"threadId": "t", "messages": [{"id": "m", "role": "user", "content": "hi"}]}`
+	// A body that starts with form is sent, without it, as a form.
+	const form = "form:"
 	g := gaps{}
 	outer := e.t
 	for _, tc := range []struct {
@@ -325,6 +327,11 @@ func TestOpenAPIResponses(t *testing.T) {
 		status                 int
 	}{
 		{"run", "POST", "/agui", `{"threadId": `, 400},
+		{"run", "POST", "/agui", form + `{"threadId": "t"}`, 415},
+		{"runWorkflow", "POST", "/agui/workflows/echo", form + msg, 415},
+		{"runThread", "POST", "/agui/threads/t/runs", form + `{}`, 415},
+		{"history", "POST", "/agui/history", form + `{"threadId": "t", "workflowId": "counter"}`, 415},
+		{"cancel", "POST", "/agui/cancel", form + `{"threadId": "t"}`, 415},
 		{"run", "POST", "/agui", huge, 413},
 		{"run", "POST", "/agui", `{"threadId": "t", "forwardedProps": {"workflowId": "nope"}}`, 404},
 		{"runWorkflow", "POST", "/agui/workflows/echo", `[1]`, 400},
@@ -359,9 +366,12 @@ func TestOpenAPIResponses(t *testing.T) {
 			e.t = t
 			defer func() { e.t = outer }()
 			var resp *http.Response
-			if tc.method == http.MethodGet {
+			switch body, isForm := strings.CutPrefix(tc.body, form); {
+			case tc.method == http.MethodGet:
 				resp = e.get(tc.path)
-			} else {
+			case isForm:
+				resp = e.send(tc.method, tc.path, body, "Content-Type", "application/x-www-form-urlencoded")
+			default:
 				resp = e.post(tc.path, tc.body)
 			}
 			body, err := io.ReadAll(resp.Body)

@@ -60,7 +60,7 @@ func (s *Server) register() {
 			MaxBodyBytes:    s.cfg.BodyLimit,
 			BodyReadTimeout: defaultReadLimit,
 			Responses:       sseResponses(),
-			Errors:          []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable},
+			Errors:          []int{http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable},
 		}
 	}
 	huma.Register(s.api, runOp("run", b, "Run the workflow forwardedProps names",

@@ -297,3 +297,4 @@ func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.Toke
 	}
 	return agui.RunFinished(threadID, runID, o, usage)
 }
+

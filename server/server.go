@@ -194,7 +194,7 @@ func New(cfg Config) (*Server, error) {
 	docs := DocsHandler("aguic API", "/openapi.json", "/docs")
 	s.mux.Handle("GET /docs", docs)
 	s.mux.Handle("GET /docs/", docs)
-	s.handler = cors.wrap(s.identify(s.mux))
+	s.handler = cors.wrap(s.identify(s.misses(s.mux)))
 	return s, nil
 }
 
@@ -295,4 +295,49 @@ func validHeaderName(name string) bool {
 		}
 	}
 	return true
+}
+
+// misses answers the requests no route takes as problem documents, like
+// every other error: 404 for a path no route has, 405 (with the mux's
+// Allow header) for a method the path's routes do not take. Requests a
+// route takes, and the mux's redirects, pass untouched.
+func (s *Server) misses(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(&missWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// missWriter turns the mux's plain-text 404 and 405 into problem
+// documents.
+type missWriter struct {
+	http.ResponseWriter
+	r       *http.Request
+	written bool // a problem was written: the mux's own body is dropped
+}
+
+func (w *missWriter) WriteHeader(code int) {
+	var detail string
+	switch code {
+	case http.StatusNotFound:
+		detail = fmt.Sprintf("no route has the path %s", w.r.URL.Path)
+	case http.StatusMethodNotAllowed:
+		detail = fmt.Sprintf("the routes of %s do not take %s; they take %s", w.r.URL.Path, w.r.Method, w.Header().Get("Allow"))
+	default:
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.written = true
+	problem(w.ResponseWriter, code, detail)
+}
+
+func (w *missWriter) Write(b []byte) (int, error) {
+	if w.written {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
 }

@@ -624,7 +624,7 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("%s: the list shows capabilities", w["id"])
 		}
 	}
-	if got, want := strings.Join(ids, " "), "approve counter echo refund slow twin_a twin_b usage"; got != want {
+	if got, want := strings.Join(ids, " "), "approve counter echo expiring reason_call reason_off reason_on refund slow twin_a twin_b usage"; got != want {
 		t.Errorf("ids %s, want %s", got, want)
 	}
 	echo := list[2]
@@ -672,7 +672,7 @@ func TestService(t *testing.T) {
 		}
 	}
 	run := doc.Paths["/api/agui/workflows/{id}"]["post"]
-	for _, code := range []string{"200", "400", "404", "409", "413"} {
+	for _, code := range []string{"200", "400", "404", "409", "413", "415"} {
 		if run.Responses[code] == nil {
 			t.Errorf("the run operation does not document %s", code)
 		}

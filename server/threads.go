@@ -24,8 +24,9 @@ const (
 // findThread finds thread threadID of workflow workflowID, or of whichever
 // workflow has one when workflowID is "", in the request's scope: 404 when
 // there is none (a thread of another scope is none), 400 when several
-// workflows have a thread of that id.
-func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (store.Thread, *vm.Workflow, error) {
+// workflows have a thread of that id, whose detail says to name one with
+// field, the route's way to pick the workflow.
+func (s *Server) findThread(ctx context.Context, threadID, workflowID, field string) (store.Thread, *vm.Workflow, error) {
 	ws := s.cfg.Machine.Program.Workflows
 	if workflowID != "" {
 		w, err := s.workflow(selector{id: workflowID})
@@ -47,7 +48,7 @@ func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (s
 			return store.Thread{}, nil, huma.Error500InternalServerError("reading the thread failed", err)
 		}
 		if wf != nil {
-			return store.Thread{}, nil, badRequest(fmt.Sprintf("workflows %q and %q both have a thread %q: name one with workflowId", wf.ID, w.ID, threadID))
+			return store.Thread{}, nil, badRequest(fmt.Sprintf("workflows %q and %q both have a thread %q: name one with %s", wf.ID, w.ID, threadID, field))
 		}
 		found, wf = th, w
 	}
@@ -56,6 +57,13 @@ func (s *Server) findThread(ctx context.Context, threadID, workflowID string) (s
 	}
 	return found, wf, nil
 }
+
+// How the thread routes pick the workflow when threads of several
+// workflows have the thread id, as their 400 answers name it.
+const (
+	queryField = "the query parameter workflowId"
+	propsField = "forwardedProps.aguic.workflowId"
+)
 
 // ThreadRunInput is the body of a run on a thread the URL names: a
 // RunAgentInput whose threadId may be left out.
@@ -136,7 +144,7 @@ func (s *Server) registerThreads() {
 
 	runOp := op(http.MethodPost, "runThread", b+"/threads/{threadId}/runs", "Run on a thread",
 		"Runs the workflow of an existing thread with this request, as POST {base}/workflows/{id} does; forwardedProps picks the workflow when threads of several workflows have this id.",
-		http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusServiceUnavailable)
+		http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable)
 	runOp.Tags = []string{"runs"}
 	runOp.MaxBodyBytes, runOp.BodyReadTimeout, runOp.Responses = s.cfg.BodyLimit, defaultReadLimit, sseResponses()
 	huma.Register(s.api, runOp, func(ctx context.Context, in *threadRunInput) (*huma.StreamResponse, error) {
@@ -150,51 +158,49 @@ func (s *Server) registerThreads() {
 			ForwardedProps: body.ForwardedProps, Resume: body.Resume,
 		}
 		var wf *vm.Workflow
-		if obj, ok := body.ForwardedProps.(map[string]any); ok && (hasSelector(obj) || obj["aguic"] != nil) {
-			sel, err := selectorOf(body.ForwardedProps)
-			if err != nil {
-				return nil, err
-			}
+		sel, picked, err := optionalSelector(body.ForwardedProps)
+		if err != nil {
+			return nil, err
+		}
+		if picked {
 			if wf, err = s.workflow(sel); err != nil {
 				return nil, err
 			}
 			if _, err := s.cfg.Store.Thread(ctx, store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: in.ThreadID}); errors.Is(err, store.ErrNotFound) {
 				return nil, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", wf.ID, in.ThreadID))
 			}
-		} else {
-			var err error
-			if _, wf, err = s.findThread(ctx, in.ThreadID, ""); err != nil {
-				return nil, err
-			}
+		} else if _, wf, err = s.findThread(ctx, in.ThreadID, "", propsField); err != nil {
+			return nil, err
 		}
 		return s.start(ctx, runRequest{wf: wf, in: &ra})
 	})
 
 	cancelOp := op(http.MethodPost, "cancel", b+"/cancel", "Cancel a run",
 		"Cancels the run in progress on the request's thread (threadId, and forwardedProps.aguic.workflowId or .workflowName when threads of several workflows have that id): its stream ends with RUN_FINISHED, outcome cancelled. Answers once the run has ended; 404 when nothing runs on the thread.",
-		http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge)
+		http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
 	cancelOp.MaxBodyBytes = s.cfg.BodyLimit
 	huma.Register(s.api, cancelOp,
 		func(ctx context.Context, in *cancelInput) (*cancelOutput, error) {
 			workflowID := ""
-			if in.Body.ForwardedProps != nil {
-				sel, err := selectorOf(in.Body.ForwardedProps)
-				if err == nil {
-					wf, err := s.workflow(sel)
-					if err != nil {
-						return nil, err
-					}
-					workflowID = wf.ID
-				}
+			sel, picked, err := optionalSelector(in.Body.ForwardedProps)
+			if err != nil {
+				return nil, err
 			}
-			return s.cancelRun(ctx, in.Body.ThreadID, workflowID)
+			if picked {
+				wf, err := s.workflow(sel)
+				if err != nil {
+					return nil, err
+				}
+				workflowID = wf.ID
+			}
+			return s.cancelRun(ctx, in.Body.ThreadID, workflowID, propsField)
 		})
 
 	huma.Register(s.api, op(http.MethodPost, "interruptThread", b+"/threads/{threadId}/interrupt", "Interrupt a thread",
 		"Cancels the run in progress on the thread, as POST {base}/cancel does; 404 when nothing runs on it.",
 		http.StatusBadRequest, http.StatusNotFound),
 		func(ctx context.Context, in *threadQuery) (*cancelOutput, error) {
-			return s.cancelRun(ctx, in.ThreadID, in.WorkflowID)
+			return s.cancelRun(ctx, in.ThreadID, in.WorkflowID, queryField)
 		})
 
 	replayOp := op(http.MethodGet, "replay", b+"/threads/{threadId}/replay", "Replay a thread's events",
@@ -213,8 +219,10 @@ func (s *Server) registerThreads() {
 }
 
 // cancelRun cancels the run in progress on the thread of the request's
-// scope and waits until it has ended (or ctx is done).
-func (s *Server) cancelRun(ctx context.Context, threadID, workflowID string) (*cancelOutput, error) {
+// scope and waits until it has ended (or ctx is done); field is how the
+// route names the workflow, for the 400 when runs of several are in
+// progress on the thread id.
+func (s *Server) cancelRun(ctx context.Context, threadID, workflowID, field string) (*cancelOutput, error) {
 	scope := scopeOf(ctx)
 	s.mu.Lock()
 	var found []*run
@@ -228,7 +236,7 @@ func (s *Server) cancelRun(ctx context.Context, threadID, workflowID string) (*c
 	case len(found) == 0:
 		return nil, huma.Error404NotFound(fmt.Sprintf("nothing runs on thread %q", threadID))
 	case len(found) > 1:
-		return nil, badRequest(fmt.Sprintf("runs of several workflows are in progress on thread %q: name the workflow", threadID))
+		return nil, badRequest(fmt.Sprintf("runs of several workflows are in progress on thread %q: name the workflow with %s", threadID, field))
 	}
 	r := found[0]
 	r.cancel()
@@ -254,14 +262,29 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 		after = n
 	}
 	limit := page(in.Limit)
-	th, _, err := s.findThread(ctx, in.ThreadID, in.WorkflowID)
+	th, _, err := s.findThread(ctx, in.ThreadID, in.WorkflowID, queryField)
 	if err != nil {
 		return nil, err
 	}
+	// Without a cursor the replay starts at the oldest event retention
+	// kept; an explicit cursor into the removed events is 410, since the
+	// client would miss events.
+	if cursor == "" {
+		after = kept(th)
+	}
 	evs, err := s.cfg.Store.Events(ctx, th.Key, after, limit)
+	for cursor == "" && errors.Is(err, store.ErrExpired) {
+		// Retention removed more events meanwhile: start at the new oldest.
+		t, terr := s.cfg.Store.Thread(ctx, th.Key)
+		if terr != nil || kept(t) <= after {
+			return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+		}
+		th, after = t, kept(t)
+		evs, err = s.cfg.Store.Events(ctx, th.Key, after, limit)
+	}
 	switch {
 	case errors.Is(err, store.ErrExpired):
-		return nil, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, th.FirstSeq-1))
+		return nil, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, kept(th)))
 	case err != nil:
 		return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
 	}
@@ -286,6 +309,15 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	return s.stream(r), nil
 }
 
+// kept is the cursor of the oldest event of th that retention kept: the
+// sequence number before it.
+func kept(th store.Thread) uint64 {
+	if th.FirstSeq > 0 {
+		return th.FirstSeq - 1
+	}
+	return 0
+}
+
 func page(limit int) int {
 	switch {
 	case limit <= 0:
@@ -305,7 +337,7 @@ func (s *Server) messages(ctx context.Context, in *messagesInput) (*messagesOutp
 		}
 		start = n
 	}
-	th, wf, err := s.findThread(ctx, in.ThreadID, in.WorkflowID)
+	th, wf, err := s.findThread(ctx, in.ThreadID, in.WorkflowID, queryField)
 	if err != nil {
 		return nil, err
 	}

@@ -98,7 +98,8 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 // the workflows it calls: tools from model nodes with tools and from
 // frontend_tool and backend_tool; state from the state nodes; human in
 // the loop from frontend_tool, interrupt and suspend; reasoning from
-// model nodes. Streaming is always on.
+// model nodes that stream it (stream_reasoning is not false). Streaming is
+// always on.
 func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
 	c := &Capabilities{
 		Identity:  &IdentityCaps{Name: w.ID, Type: "aguic workflow", Description: w.Description},
@@ -117,11 +118,11 @@ func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
 		for _, n := range w.Nodes {
 			switch n.Kind {
 			case "model":
-				if c.Reasoning == nil {
-					c.Reasoning = &ReasoningCaps{Supported: true}
-				}
-				if !setFalse(n, "stream_reasoning") {
-					c.Reasoning.Streaming = true
+				// A model node streams the reasoning the provider sends
+				// unless it sets stream_reasoning = false; then the client
+				// sees none of it.
+				if c.Reasoning == nil && !setFalse(n, "stream_reasoning") {
+					c.Reasoning = &ReasoningCaps{Supported: true, Streaming: true}
 				}
 				if t := n.Keys["tools"]; t != nil {
 					tools(c).Supported = true

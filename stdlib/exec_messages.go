@@ -387,10 +387,15 @@ func resumeInterrupt(c *vm.Call) (vm.Step, error) {
 		if !ok {
 			return vm.Step{}, vm.Errorf(vm.ErrResume, "interrupt %q (%s) has no resume entry", in.ID, in.Reason)
 		}
-		if in.ExpiresAt != 0 && now > in.ExpiresAt {
-			return vm.Step{}, vm.Errorf(vm.ErrResume, "interrupt %q expired at %s", in.ID, time.UnixMilli(in.ExpiresAt).UTC().Format(time.RFC3339))
+		if e.Status != "resolved" {
+			// Cancelling is always accepted, also past expiry: it is how
+			// the client closes an interrupt it can no longer answer.
+			continue
 		}
-		if e.Status != "resolved" || in.ResponseSchema == nil {
+		if in.ExpiresAt != 0 && now > in.ExpiresAt {
+			return vm.Step{}, vm.Errorf(vm.ErrResume, "interrupt %q expired at %s and can no longer be resolved: resume it with status \"cancelled\"", in.ID, time.UnixMilli(in.ExpiresAt).UTC().Format(time.RFC3339))
+		}
+		if in.ResponseSchema == nil {
 			continue
 		}
 		sch, err := compileSchema(in.ResponseSchema)

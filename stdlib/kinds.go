@@ -161,7 +161,7 @@ func interrupt() *vm.KindSpec {
 			{Name: "response_schema", Type: vm.TypeObject,
 				Doc: "A JSON Schema the resume payload must match; a payload that does not ends the resumed run with RUN_ERROR."},
 			{Name: "expires", Type: vm.TypeDuration,
-				Doc: `How long the interrupt stays open, such as "24h"; a later resume ends with RUN_ERROR. It never expires when absent.`},
+				Doc: `How long the interrupt stays open, such as "24h"; after that it can only be cancelled (a resume that resolves it ends with RUN_ERROR). It never expires when absent.`},
 			{Name: "tool_call_id", Type: vm.TypeString,
 				Doc: "The id of the tool call the interrupt is about, sent as its toolCallId."},
 			{Name: "metadata", Type: vm.TypeObject,

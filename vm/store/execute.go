@@ -92,6 +92,9 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 	if err != nil {
 		return vm.Outcome{}, t, err
 	}
+	if t.Status == Suspended && !req.Fresh {
+		j.waiting = &t
+	}
 	o := m.Run(ctx, f, req.Resume, j.sink())
 	if err := j.Finish(f, o); err != nil {
 		return o, j.Thread(), err

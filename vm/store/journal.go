@@ -28,7 +28,8 @@ type Journal struct {
 	hash    string
 	live    vm.Sink
 	now     func() time.Time
-	before  []byte // the frame as the run found it
+	before  []byte  // the frame as the run found it
+	waiting *Thread // the thread as the run found it, when it was suspended
 	pending []Event
 	last    vm.Event // the last pending event, decoded
 	// joined holds the text of last while deltas join it: the last
@@ -183,6 +184,11 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	}
 	if o.Status == vm.Failed {
 		cp.Frame = j.before
+		if w := j.waiting; w != nil {
+			// The thread still waits where it waited: for the same tool
+			// results or interrupt answers, which the client may send again.
+			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
+		}
 	}
 	outcome, err := json.Marshal(o)
 	if err != nil {

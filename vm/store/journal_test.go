@@ -217,11 +217,11 @@ func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	e.exec(t, key, nil)
 	before, _ := e.st.Thread(e.ctx, key)
 	o, th := e.exec(t, key, &vm.Resume{Agent: map[string]any{"fail": true}})
-	if o.Status != vm.Failed || th.Status != store.Failed {
-		t.Fatalf("failing turn: %+v, thread %s", o, th.Status)
+	if o.Status != vm.Failed || th.Status != store.Suspended {
+		t.Fatalf("failing turn: %+v, thread %s, want failed and the thread still suspended", o, th.Status)
 	}
-	if string(th.Frame) != string(before.Frame) {
-		t.Errorf("a failed turn must leave the frame as the turn found it")
+	if string(th.Frame) != string(before.Frame) || string(th.Wait) != string(before.Wait) || th.RunID != before.RunID {
+		t.Errorf("a failed turn must leave the thread as the turn found it: frame, wait and run id")
 	}
 	run, err := e.st.Run(e.ctx, "run-2")
 	if err != nil || run.Status != store.Failed || run.Error != "boom" {
