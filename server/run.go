@@ -297,4 +297,3 @@ func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.Toke
 	}
 	return agui.RunFinished(threadID, runID, o, usage)
 }
-
