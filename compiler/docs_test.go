@@ -806,3 +806,41 @@ func headingAnchor(heading string) string {
 	}
 	return b.String()
 }
+
+// TestDocsBenchmarks checks that docs/performance.md names every benchmark
+// of the repository, so that none is left without its number.
+func TestDocsBenchmarks(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "performance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Benchmark") {
+				continue
+			}
+			if !regexp.MustCompile(`\b` + fn.Name.Name + `\b`).Match(doc) {
+				t.Errorf("%s: %s is not in docs/performance.md: add its number and how to run it", fset.Position(fn.Pos()), fn.Name.Name)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
