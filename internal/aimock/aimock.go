@@ -181,6 +181,11 @@ func repoRoot() (string, error) {
 // one OpenAI clients take: URL + "/v1".
 func (s *Server) OpenAIBaseURL() string { return s.URL + "/v1" }
 
+// AnthropicBaseURL is the base URL of the Anthropic API the server mocks,
+// the one Anthropic clients take: the server's root, to which they add
+// "/v1/messages".
+func (s *Server) AnthropicBaseURL() string { return s.URL }
+
 // Add adds fixtures after those the server has; they answer the requests
 // none of those match.
 func (s *Server) Add(fixtures ...Fixture) {
@@ -203,6 +208,27 @@ func (s *Server) ChatRequests() []ChatRequest {
 	var out []ChatRequest
 	for _, e := range s.Journal() {
 		if !e.isChat() {
+			continue
+		}
+		req, err := e.Chat()
+		if err != nil {
+			s.t.Fatalf("aimock: %v", err)
+		}
+		out = append(out, *req)
+	}
+	return out
+}
+
+// MessagesRequests returns the bodies of the Anthropic Messages API
+// requests the server received, oldest first. aimock keeps them as the
+// chat completions requests it converts them to before it matches
+// fixtures (see Entry.Chat), so what it drops in the conversion, such as
+// image blocks, is missing.
+func (s *Server) MessagesRequests() []ChatRequest {
+	s.t.Helper()
+	var out []ChatRequest
+	for _, e := range s.Journal() {
+		if !e.isMessages() {
 			continue
 		}
 		req, err := e.Chat()

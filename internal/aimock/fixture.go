@@ -61,7 +61,7 @@ type Match struct {
 // tool calls.
 type Response struct {
 	Content      string
-	Reasoning    string // streamed as reasoning_content deltas before the text
+	Reasoning    string // streamed before the text: reasoning_content deltas, or a thinking block on the Messages API
 	ToolCalls    []ToolCall
 	Usage        *Usage // the token counts reported; estimated when nil
 	FinishReason string // "stop", or "tool_calls" for tool calls, when empty
@@ -87,7 +87,9 @@ type Usage struct {
 	CompletionTokens int `json:"completion_tokens"`
 }
 
-// Error is the body of an error answer, as OpenAI's API sends it.
+// Error is the body of an error answer, as OpenAI's API sends it; on the
+// Messages API aimock sends {"type": "error", "error": {type, message}},
+// with the type "api_error" when Type is empty.
 type Error struct {
 	Message string `json:"message"`
 	Type    string `json:"type,omitempty"`

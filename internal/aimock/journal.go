@@ -29,7 +29,12 @@ type EntryResponse struct {
 	ChaosAction string `json:"chaosAction,omitempty"`
 }
 
-// Chat decodes the body of a chat completions request.
+// Chat decodes the body of a chat completions request. aimock journals
+// the requests of the Anthropic Messages API (/v1/messages) as the chat
+// completions requests it converts them to: system blocks joined into a
+// system message, tool_result blocks as tool messages, tool_use blocks as
+// tool calls, input_schema as parameters and max_tokens as MaxTokens; only
+// the text of other content blocks is kept. Chat decodes those too.
 func (e *Entry) Chat() (*ChatRequest, error) {
 	var req ChatRequest
 	if err := json.Unmarshal(e.Body, &req); err != nil {
@@ -43,6 +48,11 @@ func (e *Entry) isChat() bool {
 	return e.Method == "POST" && strings.HasSuffix(strings.SplitN(e.Path, "?", 2)[0], "/chat/completions")
 }
 
+// isMessages reports whether e is a request of Anthropic's Messages API.
+func (e *Entry) isMessages() bool {
+	return e.Method == "POST" && strings.HasSuffix(strings.SplitN(e.Path, "?", 2)[0], "/v1/messages")
+}
+
 // ChatRequest is the body of a chat completions request: the fields the
 // tests read.
 type ChatRequest struct {
@@ -51,6 +61,7 @@ type ChatRequest struct {
 	Tools               []ChatTool     `json:"tools"`
 	Temperature         *float64       `json:"temperature"`
 	MaxCompletionTokens *int           `json:"max_completion_tokens"`
+	MaxTokens           *int           `json:"max_tokens"` // the max_tokens of a Messages API request
 	Stream              bool           `json:"stream"`
 	StreamOptions       *StreamOptions `json:"stream_options"`
 	ResponseFormat      map[string]any `json:"response_format"`

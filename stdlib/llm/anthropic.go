@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -229,10 +230,14 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, on func(Chunk) err
 // anthropicError converts an error of the SDK: a failing status becomes a
 // *StatusError, and so does an error event in the stream, with the status
 // the API gives its type (529 for overloaded_error); a cancelled call is
-// the context's error.
+// the context's error, a connection that closed mid-answer an error that
+// says so.
 func anthropicError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("anthropic: %w", ctx.Err())
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("anthropic: the connection closed in the middle of the answer: %w", err)
 	}
 	if cerr := connectionError("anthropic", err); cerr != nil {
 		return cerr
@@ -324,7 +329,7 @@ func anthropicParams(req *Request) (anthropic.MessageNewParams, error) {
 		params.System = []anthropic.TextBlockParam{{Text: strings.Join(system, "\n\n")}}
 	}
 	for _, t := range req.Tools {
-		schema, err := openAIObject(t.Parameters)
+		schema, err := jsonObject(t.Parameters)
 		if err != nil {
 			return params, fmt.Errorf("anthropic: tool %q: parameters: %w", t.Name, err)
 		}
@@ -341,7 +346,7 @@ func anthropicParams(req *Request) (anthropic.MessageNewParams, error) {
 		params.Temperature = anthropic.Float(*req.Temperature)
 	}
 	if req.Schema != nil {
-		schema, err := openAIObject(req.Schema)
+		schema, err := jsonObject(req.Schema)
 		if err != nil {
 			return params, fmt.Errorf("anthropic: output schema: %w", err)
 		}

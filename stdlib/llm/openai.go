@@ -202,7 +202,7 @@ func openAIParams(req *Request) (openai.ChatCompletionNewParams, error) {
 		params.Messages = append(params.Messages, msg)
 	}
 	for _, t := range req.Tools {
-		schema, err := openAIObject(t.Parameters)
+		schema, err := jsonObject(t.Parameters)
 		if err != nil {
 			return params, fmt.Errorf("openai: tool %q: parameters: %w", t.Name, err)
 		}
@@ -222,7 +222,7 @@ func openAIParams(req *Request) (openai.ChatCompletionNewParams, error) {
 		params.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
 	}
 	if req.Schema != nil {
-		schema, err := openAIObject(req.Schema)
+		schema, err := jsonObject(req.Schema)
 		if err != nil {
 			return params, fmt.Errorf("openai: output schema: %w", err)
 		}
@@ -295,9 +295,9 @@ func openAIMessage(m Message) (openai.ChatCompletionMessageParamUnion, error) {
 	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
 }
 
-// openAIObject converts a JSON Schema, any value that marshals to a JSON
+// jsonObject converts a JSON Schema, any value that marshals to a JSON
 // object, into a map; nil stays nil.
-func openAIObject(v any) (map[string]any, error) {
+func jsonObject(v any) (map[string]any, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
