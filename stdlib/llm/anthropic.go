@@ -237,7 +237,7 @@ func anthropicError(ctx context.Context, err error) error {
 		return fmt.Errorf("anthropic: %w", ctx.Err())
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("anthropic: the connection closed in the middle of the answer: %w", err)
+		return &ConnectionError{Provider: "anthropic", Err: err, Broken: true}
 	}
 	if cerr := connectionError("anthropic", err); cerr != nil {
 		return cerr

@@ -452,8 +452,10 @@ func TestAnthropicBrokenStreams(t *testing.T) {
 		rest: []string{blockStop(0), messageDelta("end_turn", `{"output_tokens":2}`)},
 		msg:  "ended before the answer was complete",
 	}, {
-		name:  "disconnect",
-		abort: true,
+		name:      "disconnect",
+		abort:     true,
+		msg:       "the connection closed in the middle of the answer",
+		retryable: true,
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := newAnthropicServer(t, func(w http.ResponseWriter, r *http.Request) {

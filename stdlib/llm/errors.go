@@ -41,15 +41,20 @@ func (e *StatusError) Retryable() bool {
 	return e.StatusCode == 429 || e.StatusCode >= 500
 }
 
-// ConnectionError is a model API that could not be reached, or that
-// closed the connection before it answered. Like a 5xx, it is worth
-// another try.
+// ConnectionError is a connection to a model API that failed: it could
+// not be made, or it closed before the answer was complete. Like a 5xx, it
+// is worth another try; the model node tries again only while nothing of
+// the answer has reached the client.
 type ConnectionError struct {
 	Provider string // "openai"
 	Err      error
+	Broken   bool // the connection closed in the middle of the answer
 }
 
 func (e *ConnectionError) Error() string {
+	if e.Broken {
+		return fmt.Sprintf("%s: the connection closed in the middle of the answer: %v", e.Provider, e.Err)
+	}
 	return fmt.Sprintf("%s: the model API cannot be reached: %v", e.Provider, e.Err)
 }
 

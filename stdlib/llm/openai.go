@@ -167,7 +167,7 @@ func openAIError(ctx context.Context, err error) error {
 		return fmt.Errorf("openai: %w", ctx.Err())
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("openai: the connection closed in the middle of the answer: %w", err)
+		return &ConnectionError{Provider: "openai", Err: err, Broken: true}
 	}
 	if cerr := connectionError("openai", err); cerr != nil {
 		return cerr

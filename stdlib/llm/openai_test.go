@@ -298,8 +298,11 @@ func TestOpenAIDisconnect(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	if IsRetryable(err) {
-		t.Errorf("retryable: %v", err)
+	// Retryable: the model node tries again only while nothing of the
+	// answer has reached the client.
+	var cerr *ConnectionError
+	if !errors.As(err, &cerr) || !cerr.Broken || !IsRetryable(err) {
+		t.Errorf("got %T %v, want a retryable broken *ConnectionError", err, err)
 	}
 	if len(c.chunks) != 2 {
 		t.Errorf("chunks %+v", c.chunks)
