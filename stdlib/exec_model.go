@@ -37,7 +37,18 @@ import (
 // saves the conversation in the node's state and suspends the run waiting
 // for those tool call ids; on resume their results are read from
 // $agent.messages (tool messages with a toolCallId), emitted as
-// TOOL_CALL_RESULT and sent to the model, and the loop goes on.
+// TOOL_CALL_RESULT and sent to the model, and the loop goes on once every
+// call has its result: a request that brings some of them leaves the node
+// waiting for the others. A frontend call whose arguments are not an
+// object matching the tool's parameters is not left to the client: the
+// model gets an "error: …" result, streamed as TOOL_CALL_RESULT.
+//
+// The model API refuses a history with a tool call that has no result, so
+// such calls of chat_in get the result "error: the tool call got no
+// result", in the request and in chat_out. The exception is a stateless
+// follow-up that answers only some of the frontend calls of its last
+// answer: when the node has no prompt and no images, the calls of its
+// frontend tools left open at the end of chat_in are waited for again.
 //
 // Each provider call has the node's timeout; a call that fails with a
 // retryable error (llm.IsRetryable: 429, 5xx) or times out before it
@@ -97,8 +108,8 @@ type modelRun struct {
 	schema   *jsonschema.Schema // output_schema compiled, or nil
 	backend  map[string]*vm.Tool
 	frontend map[string]bool
-	params   map[string]any // backend tool parameters, evaluated
-	compiled map[string]*jsonschema.Schema
+	params   map[string]any                // tool parameters, evaluated
+	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
 
 	st modelState
 }
@@ -241,6 +252,7 @@ func (m *modelRun) addFrontend(v any) error {
 			params = map[string]any{"type": "object"}
 		}
 		m.frontend[name] = true
+		m.params[name] = params
 		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: desc, Parameters: params})
 	default:
 		return vm.Errorf(vm.ErrNode, "tools: expected tool names and {name, description, parameters} objects, found %s", modelDescribe(v))
@@ -251,31 +263,46 @@ func (m *modelRun) addFrontend(v any) error {
 // exec starts the conversation, or continues it with frontend tool
 // results, and runs the tool loop.
 func (m *modelRun) exec(ctx context.Context) (vm.Step, error) {
+	var wait []string
 	var err error
 	if m.c.Resume != nil {
-		err = m.resume()
+		wait, err = m.resume()
 	} else {
-		err = m.start()
+		wait, err = m.start()
 	}
 	if err != nil {
 		return vm.Step{}, err
 	}
+	if len(wait) > 0 {
+		return m.wait(wait), nil
+	}
 	return m.loop(ctx)
 }
 
+// wait saves the conversation and ends the run waiting for the results
+// of the frontend tool calls ids.
+func (m *modelRun) wait(ids []string) vm.Step {
+	m.st.Pending = ids
+	m.c.SetState(m.st)
+	return vm.Step{Wait: &vm.Wait{Kind: vm.WaitTool, ToolCallIDs: ids}}
+}
+
 // start builds the first request and emits the prompt as a silent user
-// message.
-func (m *modelRun) start() error {
+// message. A tool call of chat_in without a result gets an error result,
+// except the calls of this node's frontend tools left open at the end of
+// chat_in when the node has no prompt and no images (a stateless request
+// that answers some of them): start returns their ids to wait for.
+func (m *modelRun) start() ([]string, error) {
 	k := &modelKeys{c: m.c}
 	system := k.text("system")
 	chatIn := k.value("chat_in")
 	prompt := k.text("prompt")
 	images, err := modelImages(k.value("images"))
 	if k.err != nil {
-		return k.err
+		return nil, k.err
 	}
 	if err != nil {
-		return vm.Errorf(vm.ErrNode, "images: %v", err)
+		return nil, vm.Errorf(vm.ErrNode, "images: %v", err)
 	}
 	m.st = modelState{V: modelStateVersion, Calls: []any{}}
 	if system != "" {
@@ -284,9 +311,22 @@ func (m *modelRun) start() error {
 	m.st.History = len(m.st.Messages)
 	hist, err := llm.FromValue(chatIn)
 	if err != nil {
-		return vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+		return nil, vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+	}
+	hist, open := modelAnswerLost(hist)
+	var wait []string
+	for _, tc := range open {
+		if prompt == "" && len(images) == 0 && m.frontend[tc.Name] {
+			wait = append(wait, tc.ID)
+			continue
+		}
+		hist = append(hist, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
 	}
 	m.st.Messages = append(m.st.Messages, hist...)
+	if len(wait) > 0 {
+		m.st.Replies = len(m.st.Messages)
+		return wait, nil
+	}
 	if prompt != "" || len(images) > 0 {
 		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleUser, Content: prompt, Images: images})
 	}
@@ -300,31 +340,71 @@ func (m *modelRun) start() error {
 			} {
 				e.Silent = true
 				if err := m.c.Emit(e); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
 	}
 	m.st.Replies = len(m.st.Messages)
-	return nil
+	return nil, nil
+}
+
+// modelNoResult is the result a tool call of the history that never got
+// one is given, so that the model API takes the history.
+const modelNoResult = "error: the tool call got no result"
+
+// modelAnswerLost gives each tool call of hist whose message is followed
+// by another message, but not by a result for it, the result
+// modelNoResult after the results that message did get. The calls of the
+// last message with tool calls, when only tool results follow it, are
+// left unanswered and returned.
+func modelAnswerLost(hist []llm.Message) (out []llm.Message, open []llm.ToolCall) {
+	out = make([]llm.Message, 0, len(hist))
+	for i := 0; i < len(hist); {
+		msg := hist[i]
+		out = append(out, msg)
+		i++
+		if msg.Role != llm.RoleAssistant || len(msg.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for ; i < len(hist) && hist[i].Role == llm.RoleTool; i++ {
+			answered[hist[i].ToolCallID] = true
+			out = append(out, hist[i])
+		}
+		var lost []llm.ToolCall
+		for _, tc := range msg.ToolCalls {
+			if !answered[tc.ID] {
+				lost = append(lost, tc)
+			}
+		}
+		if i == len(hist) {
+			return out, lost
+		}
+		for _, tc := range lost {
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
+		}
+	}
+	return out, nil
 }
 
 // resume restores the saved conversation and adds the results of the
-// frontend tool calls it waits for, read from $agent.messages.
-func (m *modelRun) resume() error {
+// frontend tool calls it waits for, read from $agent.messages. A request
+// may answer some of them: it returns the ids still to wait for.
+func (m *modelRun) resume() ([]string, error) {
 	saved := m.c.State()
 	if saved == nil {
-		return vm.Errorf(vm.ErrInternal, "the model node resumes without a saved conversation")
+		return nil, vm.Errorf(vm.ErrInternal, "the model node resumes without a saved conversation")
 	}
 	data, err := json.Marshal(saved)
 	if err == nil {
 		err = json.Unmarshal(data, &m.st)
 	}
 	if err != nil {
-		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation: %v", err)
+		return nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation: %v", err)
 	}
 	if m.st.V != modelStateVersion {
-		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
+		return nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
 	}
 	results := modelToolResults(m.c.Get(vm.ParsePath("$agent.messages")))
 	if r, ok := m.c.Get(vm.ParsePath("$agent.latestToolResult")).(map[string]any); ok {
@@ -333,26 +413,44 @@ func (m *modelRun) resume() error {
 		}
 	}
 	var msgs []llm.Message
+	var missing []string
 	for _, id := range m.st.Pending {
 		r := results[id]
 		if r == nil {
-			return vm.Errorf(vm.ErrResume, "the model waits for the result of tool call %q, and the request has no tool message for it", id)
+			missing = append(missing, id)
+			continue
 		}
 		content, ok := modelMessageText(r["content"])
 		if !ok {
-			return vm.Errorf(vm.ErrResume, "the result of tool call %q has content that is not text: %s", id, vm.Text(r["content"]))
+			return nil, vm.Errorf(vm.ErrResume, "the result of tool call %q has content that is not text: %s", id, vm.Text(r["content"]))
 		}
 		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: id})
 	}
+	if len(msgs) == 0 {
+		return nil, vm.Errorf(vm.ErrResume, "the model waits for the result of %s, and the request has no tool message for it", modelCallIDs(missing))
+	}
 	for _, msg := range msgs {
 		if err := m.c.Emit(vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + msg.ToolCallID, ToolCallID: msg.ToolCallID, Content: msg.Content}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	m.st.Messages = append(m.st.Messages, msgs...)
 	m.st.Pending = nil
 	m.c.SetState(nil)
-	return nil
+	return missing, nil
+}
+
+// modelCallIDs names tool calls for a message: tool call "a", or tool
+// calls "a" and "b".
+func modelCallIDs(ids []string) string {
+	q := make([]string, len(ids))
+	for i, id := range ids {
+		q[i] = fmt.Sprintf("%q", id)
+	}
+	if len(q) == 1 {
+		return "tool call " + q[0]
+	}
+	return "tool calls " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // modelImages reads the images key: nil, or a list of URLs and of
@@ -453,11 +551,25 @@ func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
 		var pending []string
 		for _, tc := range resp.ToolCalls {
 			m.st.Calls = append(m.st.Calls, map[string]any{"id": tc.ID, "name": tc.Name, "arguments": modelArguments(tc.Arguments)})
+			var content string
 			if m.frontend[tc.Name] {
-				pending = append(pending, tc.ID)
+				// The client runs only a call it can: one whose
+				// arguments fit the tool. The model hears of the others.
+				_, content, err = m.toolArgs(tc)
+				if err != nil {
+					return vm.Step{}, err
+				}
+				if content == "" {
+					pending = append(pending, tc.ID)
+					continue
+				}
+				if err := m.c.Emit(vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + tc.ID, ToolCallID: tc.ID, Content: content}); err != nil {
+					return vm.Step{}, err
+				}
+				m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: tc.ID})
 				continue
 			}
-			content, err := m.runTool(ctx, tc)
+			content, err = m.runTool(ctx, tc)
 			if err != nil {
 				return vm.Step{}, err
 			}
@@ -469,9 +581,7 @@ func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
 			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: tc.ID})
 		}
 		if len(pending) > 0 {
-			m.st.Pending = pending
-			m.c.SetState(m.st)
-			return vm.Step{Wait: &vm.Wait{Kind: vm.WaitTool, ToolCallIDs: pending}}, nil
+			return m.wait(pending), nil
 		}
 	}
 }
@@ -521,16 +631,9 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 	if t == nil {
 		return fmt.Sprintf("error: there is no tool %q", tc.Name), nil
 	}
-	args, ok := modelArguments(tc.Arguments).(map[string]any)
-	if !ok {
-		return fmt.Sprintf("error: the arguments must be a JSON object, found %s", tc.Arguments), nil
-	}
-	sch, err := m.paramSchema(tc.Name)
-	if err != nil {
-		return "", err
-	}
-	if err := sch.Validate(args); err != nil {
-		return "error: invalid arguments: " + schemaError(err), nil
+	args, problem, err := m.toolArgs(tc)
+	if err != nil || problem != "" {
+		return problem, err
 	}
 	out, err := m.c.RunTool(ctx, t, args)
 	if err != nil {
@@ -553,14 +656,41 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 	return vm.Text(out), nil
 }
 
-// paramSchema compiles the parameters of a backend tool once per run.
+// toolArgs parses the arguments of a call and checks them against the
+// tool's parameters. Arguments the tool cannot take give the result that
+// tells the model why, as problem.
+func (m *modelRun) toolArgs(tc llm.ToolCall) (args map[string]any, problem string, err error) {
+	args, ok := modelArguments(tc.Arguments).(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("error: the arguments must be a JSON object, found %s", tc.Arguments), nil
+	}
+	sch, err := m.paramSchema(tc.Name)
+	if err != nil {
+		return nil, "", err
+	}
+	if sch != nil {
+		if err := sch.Validate(args); err != nil {
+			return nil, "error: invalid arguments: " + schemaError(err), nil
+		}
+	}
+	return args, "", nil
+}
+
+// paramSchema compiles the parameters of a tool once per run. The
+// parameters of a frontend tool come from the client: when they are not a
+// schema the node can compile, the client's tool checks its arguments
+// itself and paramSchema returns nil.
 func (m *modelRun) paramSchema(name string) (*jsonschema.Schema, error) {
-	if s := m.compiled[name]; s != nil {
+	if s, ok := m.compiled[name]; ok {
 		return s, nil
 	}
 	s, err := compileSchema(m.params[name])
 	if err != nil {
-		return nil, vm.Errorf(vm.ErrNode, "tool %q: parameters is not a valid JSON Schema: %s", name, schemaError(err))
+		if m.frontend[name] {
+			s = nil
+		} else {
+			return nil, vm.Errorf(vm.ErrNode, "tool %q: parameters is not a valid JSON Schema: %s", name, schemaError(err))
+		}
 	}
 	m.compiled[name] = s
 	return s, nil

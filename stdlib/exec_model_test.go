@@ -41,6 +41,7 @@ func updating() bool {
 //   - resume.json: when present, the suspended run is resumed with it
 //     ({"agent": …, "merge": …}), once on the same frame and once on a
 //     frame serialized and loaded back, which must give the same;
+//     resume2.json, resume3.json… resume the run again, in turn;
 //   - want: the events, outcomes, provider requests and final context,
 //     rewritten by -update.
 //
@@ -117,23 +118,31 @@ func runArchive(t *testing.T, files map[string][]byte, reload bool) string {
 	f, o, rec := vmtest.Run(t, m, "test", context)
 	b.WriteString("## run 1\n")
 	renderRun(&b, rec, o)
-	if data := files["resume.json"]; data != nil {
+	for n := 1; ; n++ {
+		name := "resume.json"
+		if n > 1 {
+			name = fmt.Sprintf("resume%d.json", n)
+		}
+		data := files[name]
+		if data == nil {
+			break
+		}
 		if o.Status != vm.Suspended {
-			t.Fatalf("resume.json, but the run ended %s", o.Status)
+			t.Fatalf("%s, but the run ended %s", name, o.Status)
 		}
 		var in struct {
 			Agent map[string]any `json:"agent"`
 			Merge map[string]any `json:"merge"`
 		}
 		if err := json.Unmarshal(data, &in); err != nil {
-			t.Fatalf("resume.json: %v", err)
+			t.Fatalf("%s: %v", name, err)
 		}
 		if reload {
 			f = vmtest.Reload(t, f)
 		}
 		rec = &vmtest.Recorder{}
 		o = m.Run(t.Context(), f, &vm.Resume{Agent: in.Agent, Merge: in.Merge}, rec)
-		b.WriteString("## run 2\n")
+		fmt.Fprintf(&b, "## run %d\n", n+1)
 		renderRun(&b, rec, o)
 	}
 	b.WriteString("## requests\n")
@@ -399,5 +408,289 @@ func BenchmarkModelStream(b *testing.B) {
 	}
 	if o.Status != vm.Finished {
 		b.Fatalf("outcome %+v", o)
+	}
+}
+
+// TestModelFrontendArgumentsNotObject: a frontend tool call whose
+// arguments are not a JSON object is not left to the client, which could
+// not run it and whose history a later request could not send back: the
+// model gets an error result and calls again.
+func TestModelFrontendArgumentsNotObject(t *testing.T) {
+	calls := 0
+	p := providerFunc(func(ctx context.Context, req *llm.Request, on func(llm.Chunk) error) (*llm.Response, error) {
+		calls++
+		switch calls {
+		case 1:
+			return &llm.Response{ToolCalls: []llm.ToolCall{
+				{ID: "c1", Name: "pick_color", Arguments: `["red"]`},
+				{ID: "c2", Name: "pick_color", Arguments: `{"options": [`},
+			}}, nil
+		case 2:
+			return &llm.Response{ToolCalls: []llm.ToolCall{{ID: "c3", Name: "pick_color", Arguments: `{"options": ["red"]}`}}}, nil
+		}
+		return nil, fmt.Errorf("call %d", calls)
+	})
+	src := `wf 1
+
+workflow test {
+  flow {
+    answer: model {
+      model      = "batch/x"
+      tools      = $agent.tools
+      user_event = false
+    } -> $reply
+  }
+}
+`
+	m := machine(t, src, stdlib.Options{Models: llm.Resolver(map[string]llm.Provider{"batch": p})})
+	_, o, rec := vmtest.Run(t, m, "test", map[string]any{"agent": map[string]any{"tools": []any{map[string]any{"name": "pick_color"}}}})
+	if o.Status != vm.Suspended || o.Wait == nil || fmt.Sprint(o.Wait.ToolCallIDs) != "[c3]" {
+		t.Fatalf("outcome %s %+v %+v, want waiting for c3", o.Status, o.Wait, o.Err)
+	}
+	var results []string
+	for _, e := range rec.Events {
+		if e.Type == vm.ToolCallResult {
+			results = append(results, e.ToolCallID+": "+e.Content)
+		}
+	}
+	want := []string{
+		`c1: error: the arguments must be a JSON object, found ["red"]`,
+		`c2: error: the arguments must be a JSON object, found {"options": [`,
+	}
+	if fmt.Sprint(results) != fmt.Sprint(want) {
+		t.Errorf("results %q, want %q", results, want)
+	}
+	checkLifecycles(t, rec.Events)
+}
+
+// toolPairingError says what makes a chat history one a model API
+// refuses: a tool call without its result among the tool messages right
+// after it, or a tool message that answers no call of the assistant
+// message before it.
+func toolPairingError(msgs []llm.Message) error {
+	for i := 0; i < len(msgs); {
+		msg := msgs[i]
+		i++
+		if msg.Role == llm.RoleTool {
+			return fmt.Errorf("message %d: a tool result for %q answers no call", i, msg.ToolCallID)
+		}
+		if msg.Role != llm.RoleAssistant {
+			continue
+		}
+		open := map[string]bool{}
+		for _, tc := range msg.ToolCalls {
+			open[tc.ID] = true
+		}
+		for ; i < len(msgs) && msgs[i].Role == llm.RoleTool; i++ {
+			if !open[msgs[i].ToolCallID] {
+				return fmt.Errorf("message %d: a tool result for %q answers no open call", i+1, msgs[i].ToolCallID)
+			}
+			delete(open, msgs[i].ToolCallID)
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("message %d: tool calls without a result: %v", i, open)
+		}
+	}
+	return nil
+}
+
+// batchOnly answers with the whole answer of p, streaming nothing.
+type batchOnly struct{ p llm.Provider }
+
+func (b batchOnly) Stream(ctx context.Context, req *llm.Request, _ func(llm.Chunk) error) (*llm.Response, error) {
+	return b.p.Stream(ctx, req, func(llm.Chunk) error { return nil })
+}
+
+// TestModelConversationTurns runs a conversation over five turns: backend
+// tool rounds, reasoning with a tool call, text with both a backend and a
+// frontend call, two frontend calls answered in two requests, text turned
+// off for one turn. Every request sent to the model, and $input.chat after
+// every turn, pairs each tool call with its result, as a model API wants;
+// the message and tool call ids the client sees are unique across the
+// turns, whether the provider streams or answers in one piece.
+func TestModelConversationTurns(t *testing.T) {
+	const src = `wf 1
+
+workflow test {
+  conversation = true
+
+  tool add {
+    description = "Add two numbers"
+    parameters  = {type: "object", properties: {a: {type: "number"}, b: {type: "number"}}, required: ["a", "b"]}
+    result      = $args.a + $args.b
+  }
+
+  flow {
+    set $input.chat = $input.chat ?? []
+    answer: model {
+      prompt   = "<<$agent.latestUserMessage?.content>>"
+      chat_in  = $input.chat
+      chat_out = $input.chat
+      tools    = [add, $agent.tools]
+      stream   = $agent.stream ?? true
+    } -> $reply
+    next: suspend
+    goto answer
+  }
+}
+`
+	const script = `
+reply after user match "one"
+text: Adding.
+tool: add {"a": 1, "b": 2}
+reply after tool match "one"
+text: 3.
+
+reply after user match "two"
+reasoning: Two sums at once.
+tool: add {"a": 2, "b": 2}
+tool: add {"a": 2, "b": 3}
+reply after tool match "two"
+text: 4 and 5.
+
+reply after user match "three"
+text: Let me add and ask.
+tool: add {"a": 3, "b": 3}
+tool: pick_color color_1 {}
+reply after tool match "three"
+text: 6, in blue.
+
+reply after user match "four"
+text: Two questions.
+tool: pick_color color_2 {}
+tool: pick_font font_2 {}
+reply after tool match "four"
+reasoning: Both answered.
+text: Red and serif.
+
+reply after user match "five"
+text: Quietly done.
+`
+	tools := []any{map[string]any{"name": "pick_color"}, map[string]any{"name": "pick_font"}}
+	user := func(text string, stream bool) *vm.Resume {
+		msg := map[string]any{"id": "u-" + text, "role": "user", "content": text}
+		return &vm.Resume{Agent: map[string]any{"latestUserMessage": msg, "messages": []any{msg}, "tools": tools, "stream": stream}}
+	}
+	result := func(id, content string) *vm.Resume {
+		msg := map[string]any{"id": "t-" + id, "role": "tool", "toolCallId": id, "content": content}
+		return &vm.Resume{Agent: map[string]any{"latestToolResult": msg, "messages": []any{msg}, "tools": tools}}
+	}
+	turns := []struct {
+		name    string
+		resume  *vm.Resume
+		waiting string // the tool call ids the run ends waiting for; "" when it waits for the user
+	}{
+		{"one", user("one", false), ""},
+		{"two", user("two", true), ""},
+		{"three", user("three", true), "[color_1]"},
+		{"three, answered", result("color_1", "blue"), ""},
+		{"four", user("four", true), "[color_2 font_2]"},
+		{"four, the font", result("font_2", "serif"), "[color_2]"},
+		{"four, the colour", result("color_2", "red"), ""},
+		{"five", user("five", false), ""},
+	}
+	for _, mode := range []string{"streamed", "batch"} {
+		t.Run(mode, func(t *testing.T) {
+			scripted, err := llm.ParseScript([]byte(script))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p llm.Provider = scripted
+			if mode == "batch" {
+				p = batchOnly{scripted}
+			}
+			m := machine(t, src, stdlib.Options{Models: llm.Resolver(map[string]llm.Provider{"script": p}), DefaultModel: "script/x"})
+			f, err := m.NewFrame("test", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := map[string]string{} // id → the turn that opened it
+			var all []vm.Event
+			for i, turn := range turns {
+				rec := &vmtest.Recorder{}
+				if i > 0 {
+					f = vmtest.Reload(t, f)
+				}
+				in := turn.resume
+				if i == 0 {
+					in = nil
+					f.Context["agent"] = turn.resume.Agent
+				}
+				o := m.Run(t.Context(), f, in, rec)
+				if o.Status != vm.Suspended {
+					t.Fatalf("turn %q: outcome %s %+v", turn.name, o.Status, o.Err)
+				}
+				waiting := ""
+				if o.Wait.Kind == vm.WaitTool {
+					waiting = fmt.Sprint(o.Wait.ToolCallIDs)
+				}
+				if waiting != turn.waiting {
+					t.Errorf("turn %q: waits for %q, want %q", turn.name, waiting, turn.waiting)
+				}
+				checkLifecycles(t, rec.Events)
+				for _, e := range rec.Events {
+					var id string
+					switch e.Type {
+					case vm.TextStart, vm.ReasoningStart:
+						id = e.MessageID
+					case vm.ToolCallStart:
+						id = e.ToolCallID
+					default:
+						continue
+					}
+					if prev, ok := seen[id]; ok {
+						t.Errorf("turn %q: %s reuses id %s of turn %q", turn.name, e.Type, id, prev)
+					}
+					seen[id] = turn.name
+				}
+				all = append(all, rec.Events...)
+				chat, err := llm.FromValue(f.Context["input"].(map[string]any)["chat"])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := toolPairingError(chat); err != nil {
+					t.Errorf("turn %q: $input.chat: %v", turn.name, err)
+				}
+			}
+			reqs := scripted.Requests()
+			if len(reqs) != 9 {
+				t.Errorf("%d requests, want 9", len(reqs))
+			}
+			for i, req := range reqs {
+				if err := toolPairingError(req.Messages); err != nil {
+					t.Errorf("request %d: %v", i+1, err)
+				}
+			}
+			var text []string
+			for _, e := range all {
+				if e.Type == vm.TextContent && !e.Silent {
+					text = append(text, e.Delta)
+				}
+			}
+			got := strings.Join(text, "")
+			const want = "4 and 5.Let me add and ask.6, in blue.Two questions.Red and serif."
+			if got != want {
+				t.Errorf("the client saw the text %q, want %q (none of the turns with stream = false)", got, want)
+			}
+			chat, _ := llm.FromValue(f.Context["input"].(map[string]any)["chat"])
+			var lines []string
+			for _, msg := range chat {
+				line := msg.Role + ": " + msg.Content
+				for _, tc := range msg.ToolCalls {
+					line += " [" + tc.Name + "]"
+				}
+				lines = append(lines, line)
+			}
+			wantChat := []string{
+				"user: one", "assistant: Adding. [add]", "tool: 3", "assistant: 3.",
+				"user: two", "assistant:  [add] [add]", "tool: 4", "tool: 5", "assistant: 4 and 5.",
+				"user: three", "assistant: Let me add and ask. [add] [pick_color]", "tool: 6", "tool: blue", "assistant: 6, in blue.",
+				"user: four", "assistant: Two questions. [pick_color] [pick_font]", "tool: serif", "tool: red", "assistant: Red and serif.",
+				"user: five", "assistant: Quietly done.",
+			}
+			if strings.Join(lines, "\n") != strings.Join(wantChat, "\n") {
+				t.Errorf("$input.chat:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(wantChat, "\n"))
+			}
+		})
 	}
 }

@@ -387,3 +387,66 @@ func TestModelAimockCancel(t *testing.T) {
 		t.Errorf("$reply = %v", f.Context["reply"])
 	}
 }
+
+// TestModelAimockUnansweredToolCalls: a stateless history where the user
+// ignored a frontend tool call and wrote again reaches the model API with
+// an error result for that call right after it, as the API requires; a
+// follow-up that answers one of two calls and says nothing new makes no
+// request and waits for the other.
+func TestModelAimockUnansweredToolCalls(t *testing.T) {
+	s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Content: "Noon."}})
+	src := modelFlow(`model = "openai/gpt-4o-mini"`, `prompt = "<<$agent.latestUserMessage?.content>>"`, `chat_in = $agent.chat`, `tools = $agent.tools`, `user_event = false`)
+	m := aimockMachine(t, s, src)
+	tools := []any{map[string]any{"name": "pick_color"}, map[string]any{"name": "pick_font"}}
+	asked := map[string]any{"role": "assistant", "content": "Let me ask.", "toolCalls": []any{
+		map[string]any{"id": "call_color", "name": "pick_color", "arguments": "{}"},
+		map[string]any{"id": "call_font", "name": "pick_font", "arguments": "{}"},
+	}}
+	colour := map[string]any{"role": "tool", "toolCallId": "call_color", "content": "blue"}
+
+	_, o, _ := vmtest.Run(t, m, "test", map[string]any{"agent": map[string]any{
+		"chat":             []any{map[string]any{"role": "user", "content": "Set up my page"}, asked, colour},
+		"latestToolResult": colour,
+		"tools":            tools,
+	}})
+	if o.Status != vm.Suspended || o.Wait == nil || fmt.Sprint(o.Wait.ToolCallIDs) != "[call_font]" {
+		t.Fatalf("outcome %s %+v %+v, want waiting for call_font", o.Status, o.Wait, o.Err)
+	}
+	if n := len(s.ChatRequests()); n != 0 {
+		t.Fatalf("%d requests, want none while a call is open", n)
+	}
+
+	f, o, _ := vmtest.Run(t, m, "test", map[string]any{"agent": map[string]any{
+		"chat":              []any{map[string]any{"role": "user", "content": "Set up my page"}, asked, colour},
+		"latestUserMessage": map[string]any{"role": "user", "content": "Never mind. What time is it?"},
+		"tools":             tools,
+	}})
+	if o.Status != vm.Finished || f.Context["reply"].(map[string]any)["text"] != "Noon." {
+		t.Fatalf("outcome %s %+v, $reply %v", o.Status, o.Err, f.Context["reply"])
+	}
+	reqs := s.ChatRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	var got []string
+	for _, msg := range reqs[0].Messages {
+		line := msg.Role + ": " + msg.Content.Text
+		for _, tc := range msg.ToolCalls {
+			line += " calls " + tc.ID
+		}
+		if msg.ToolCallID != "" {
+			line += " for " + msg.ToolCallID
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"user: Set up my page",
+		"assistant: Let me ask. calls call_color calls call_font",
+		"tool: blue for call_color",
+		"tool: error: the tool call got no result for call_font",
+		"user: Never mind. What time is it?",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the request's messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
