@@ -520,6 +520,11 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 	}
 	wg.Wait()
 	for _, b := range branches {
+		// The branches counted from the parent's counter: the ids of a
+		// later pass, or of the next turn, must come after theirs.
+		r.frame.Seq = max(r.frame.Seq, b.frame.Seq)
+	}
+	for _, b := range branches {
 		switch b.o.Status {
 		case Failed:
 			return "", nil, b.o.Err

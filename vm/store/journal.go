@@ -183,7 +183,12 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 		}
 	}
 	if o.Status == vm.Failed {
-		cp.Frame = j.before
+		// Back to the frame the run found, but with the id counter as the
+		// run left it: the failed run's events were stored and streamed,
+		// and the next run must not make their ids again.
+		if cp.Frame, err = j.rollback(f); err != nil {
+			return err
+		}
 		if w := j.waiting; w != nil {
 			// The thread still waits where it waited: for the same tool
 			// results or interrupt answers, which the client may send again.
@@ -200,6 +205,16 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	}
 	runRec := j.run
 	return j.commit(Commit{Checkpoint: cp, Run: &runRec})
+}
+
+// rollback returns the frame the run started from, with f's id counter.
+func (j *Journal) rollback(f *vm.Frame) ([]byte, error) {
+	before, err := vm.UnmarshalFrame(j.before)
+	if err != nil {
+		return nil, err
+	}
+	before.Seq = max(before.Seq, f.Seq)
+	return before.Marshal()
 }
 
 // Thread returns the thread as the last commit left it.

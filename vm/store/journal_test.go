@@ -220,8 +220,17 @@ func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	if o.Status != vm.Failed || th.Status != store.Suspended {
 		t.Fatalf("failing turn: %+v, thread %s, want failed and the thread still suspended", o, th.Status)
 	}
-	if string(th.Frame) != string(before.Frame) || string(th.Wait) != string(before.Wait) || th.RunID != before.RunID {
-		t.Errorf("a failed turn must leave the thread as the turn found it: frame, wait and run id")
+	if string(th.Wait) != string(before.Wait) || th.RunID != before.RunID {
+		t.Errorf("a failed turn must leave the thread as the turn found it: wait and run id")
+	}
+	fb, _ := vm.UnmarshalFrame(before.Frame)
+	fa, _ := vm.UnmarshalFrame(th.Frame)
+	if fa.Seq <= fb.Seq {
+		t.Errorf("id counter %d after a failed turn that made ids, want more than %d: the next turn would make them again", fa.Seq, fb.Seq)
+	}
+	fa.Seq = fb.Seq
+	if a, b := fmt.Sprint(fa), fmt.Sprint(fb); a != b {
+		t.Errorf("a failed turn must leave the frame as the turn found it, but for its id counter:\n%s\nwant\n%s", a, b)
 	}
 	run, err := e.st.Run(e.ctx, "run-2")
 	if err != nil || run.Status != store.Failed || run.Error != "boom" {
