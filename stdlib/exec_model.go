@@ -176,7 +176,7 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 	case opts.Models == nil:
 		return nil, vm.Errorf(vm.ErrNode, "no model providers are configured")
 	case m.name == "":
-		return nil, vm.Errorf(vm.ErrNode, "the node names no model and the server has no default model: set the model key, such as model = \"openai/gpt-4o-mini\"")
+		return nil, vm.Errorf(vm.ErrNode, "the node names no model and no default model is set: set its model key, such as model = \"openai/gpt-4o-mini\", or the default model (AGUIC_MODEL)")
 	}
 	p, err := opts.Models(m.name)
 	if err != nil {

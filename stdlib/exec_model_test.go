@@ -233,7 +233,7 @@ func TestModelNoProviders(t *testing.T) {
 func TestModelNoModel(t *testing.T) {
 	m := machine(t, helloFlow, stdlib.Options{Models: llm.Resolver(nil)})
 	_, o, _ := vmtest.Run(t, m, "test", nil)
-	if o.Status != vm.Failed || !strings.HasPrefix(o.Err.Message, "the node names no model and the server has no default model") {
+	if o.Status != vm.Failed || !strings.HasPrefix(o.Err.Message, "the node names no model and no default model is set") {
 		t.Errorf("got %+v %+v", o, o.Err)
 	}
 }

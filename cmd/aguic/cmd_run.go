@@ -122,6 +122,10 @@ aguic run --workflow chat workflows < turns.txt`,
 			if err != nil {
 				return usageError(e, c, "%v", err)
 			}
+			if err := checkModels(prog, opts); err != nil {
+				e.errorf("%v", err)
+				return exitUsage
+			}
 			reg := vm.NewRegistry()
 			stdlib.RegisterWith(reg, opts)
 			s.m = &vm.Machine{Program: prog, Registry: reg}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,5 +119,28 @@ func TestCommandHelp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseInterspersed: flags may come after the paths, and "--" ends
+// them.
+func TestParseInterspersed(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		format string
+		rest   []string
+	}{
+		{[]string{"a", "--format", "json", "b"}, "json", []string{"a", "b"}},
+		{[]string{"--format=json", "a"}, "json", []string{"a"}},
+		{[]string{"a", "b"}, "text", []string{"a", "b"}},
+		{[]string{"a", "--", "--format", "b"}, "text", []string{"a", "--format", "b"}},
+		{[]string{"-", "--format", "github"}, "github", []string{"-"}},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		format := fs.String("format", "text", "")
+		rest, err := parseInterspersed(fs, c.args)
+		if err != nil || *format != c.format || !slices.Equal(rest, c.rest) {
+			t.Errorf("%q: format %q, rest %q, %v; want %q, %q", c.args, *format, rest, err, c.format, c.rest)
+		}
 	}
 }

@@ -113,7 +113,8 @@ func checkModels(prog *vm.Program, opts stdlib.Options) error {
 	var problems []string
 	var first string // the place of the first model node that needs a provider
 	needy := 0       // model nodes that need a provider
-	noProvider := true
+	_, err := opts.Models("any/model")
+	noProvider := errors.Is(err, errNoProvider) // nothing is configured at all
 	for _, w := range prog.Workflows {
 		for _, n := range w.Nodes {
 			if n.Kind != "model" {
@@ -135,11 +136,7 @@ func checkModels(prog *vm.Program, opts stdlib.Options) error {
 				problems = append(problems, fmt.Sprintf("%s: model node %s names no model, and AGUIC_MODEL, the default model, is not set", n.Span, n.ID))
 				continue
 			}
-			_, err := opts.Models(name)
-			if !errors.Is(err, errNoProvider) {
-				noProvider = false
-			}
-			if err != nil {
+			if _, err := opts.Models(name); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: model node %s: %v", n.Span, n.ID, err))
 			}
 		}
@@ -147,7 +144,7 @@ func checkModels(prog *vm.Program, opts stdlib.Options) error {
 	switch {
 	case len(problems) == 0:
 		return nil
-	case noProvider && len(problems) == needy:
+	case noProvider:
 		return fmt.Errorf("%d model %s (the first at %s) but no model provider is configured. Either\n"+
 			"  - set OPENAI_API_KEY (and OPENAI_BASE_URL for another OpenAI-compatible server) or ANTHROPIC_API_KEY,\n"+
 			"    and AGUIC_MODEL, such as openai/gpt-4o-mini, for the nodes that name no model; or\n"+

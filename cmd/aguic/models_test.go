@@ -142,6 +142,16 @@ workflow w {
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), " a:") || strings.Contains(err.Error(), " b ") {
 		t.Errorf("with an OpenAI key and a default model: got\n%v\nwant only\n%s", err, want)
 	}
+	// A provider but no default model: the nodes that name none say so.
+	nameless, diags := compiler.Compile(stdlib.Registry(), compiler.Source{Name: "n.wf", Text: []byte("wf 1\nworkflow w {\n  flow {\n    b: model { prompt = \"y\" }\n  }\n}\n")})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	opts, _ = modelOptions("", func(name string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}[name] })
+	want = "model nodes cannot reach their models:\n  n.wf:4:5: model node b names no model, and AGUIC_MODEL, the default model, is not set"
+	if err := checkModels(nameless, opts); err == nil || err.Error() != want {
+		t.Errorf("with a provider and no default model: got\n%v\nwant\n%s", err, want)
+	}
 	opts, _ = modelOptions("", func(name string) string {
 		return map[string]string{"OPENAI_API_KEY": "k", "ANTHROPIC_API_KEY": "k", "AGUIC_MODEL": "openai/gpt-4o"}[name]
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -107,7 +108,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	runner := c.flags(fs)
-	if err := fs.Parse(rest); err != nil {
+	args, err := parseInterspersed(fs, rest)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			writeCommandUsage(stdout, c)
 			return exitOK
@@ -117,7 +119,40 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err := c.fromEnv(fs, os.Getenv); err != nil {
 		return usageError(e, c, "%v", err)
 	}
-	return runner(e, fs.Args())
+	return runner(e, args)
+}
+
+// flagInError finds a flag's name in the flag package's errors.
+var flagInError = regexp.MustCompile(`(for flag |not defined: |needs an argument: )-+([\w-]+)`)
+
+// parseInterspersed parses the flags of args wherever they are, before or
+// after the paths ("aguic check workflows --format json"), and returns the
+// other arguments in order. "--" ends the flags: what follows it is kept
+// as it is.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			// The flag package names flags with one dash; aguic's help
+			// writes them with two.
+			msg := flagInError.ReplaceAllStringFunc(err.Error(), func(m string) string {
+				sub := flagInError.FindStringSubmatch(m)
+				return sub[1] + flagName(sub[2])
+			})
+			return nil, errors.New(msg)
+		}
+		left := fs.Args()
+		if used := len(args) - len(left); used > 0 && args[used-1] == "--" {
+			return append(rest, left...), nil
+		}
+		if len(left) == 0 {
+			return rest, nil
+		}
+		rest, args = append(rest, left[0]), left[1:]
+	}
 }
 
 // help prints the usage of the command named by args.
