@@ -45,7 +45,8 @@ sends only the new message, as its clients do. With --stateless each turn
 sends the whole history instead, the user messages and the assistant's
 answers so far, as the clients of a stateless workflow do. Bench first
 describes the workflow (a GET of the URL) and warns when the mode does not
-fit it; a URL it cannot reach is an error before any turn.
+fit it; a URL it cannot reach, or a workflow the server does not have, is
+an error before any turn.
 
 A turn succeeds when its stream ends with RUN_FINISHED. Failed turns are
 counted by kind: an HTTP status other than 200 (401 without a valid
@@ -169,8 +170,9 @@ type bencher struct {
 }
 
 // describe GETs the workflow's URL before any turn: a server that cannot
-// be reached is an error, and a mode that does not fit the workflow a
-// warning. Any HTTP answer will do: a 401 or a 404 shows in the turns.
+// be reached, or that has no such workflow (404), is an error, and a mode
+// that does not fit the workflow a warning. Other answers will do: a 401
+// shows in the turns.
 func (b *bencher) describe(ctx context.Context, e *env) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.o.url, nil)
 	if err != nil {
@@ -187,6 +189,15 @@ func (b *bencher) describe(ctx context.Context, e *env) error {
 		Conversation *bool  `json:"conversation"`
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode == http.StatusNotFound {
+		var problem struct {
+			Detail string `json:"detail"`
+		}
+		if json.Unmarshal(body, &problem) != nil || problem.Detail == "" {
+			problem.Detail = "404 Not Found"
+		}
+		return fmt.Errorf("%s: %s", b.o.url, problem.Detail)
+	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Conversation == nil {
 		return nil
 	}

@@ -143,6 +143,13 @@ func TestBench(t *testing.T) {
 		}
 	})
 
+	t.Run("unknown workflow", func(t *testing.T) {
+		code, r, stderr := benchRun(t, "--url", srv.url+"/agui/workflows/nope", "--turns", "1", "--token", "ada-token")
+		if code != exitUsage || r != nil || !strings.Contains(stderr, `/agui/workflows/nope: no workflow has the id "nope"`) {
+			t.Errorf("exit status %d, report %+v: %s", code, r, stderr)
+		}
+	})
+
 	t.Run("table", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := run([]string{"bench", "--url", srv.url + "/agui/workflows/talk", "--turns", "2", "--token", "ada-token"}, nil, &stdout, &stderr)
