@@ -257,7 +257,7 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	if cursor != "" {
 		n, err := strconv.ParseUint(strings.TrimSpace(cursor), 10, 64)
 		if err != nil {
-			return nil, badRequest(fmt.Sprintf("malformed cursor %q: it is the id of a frame, a whole number", cursor))
+			return nil, badRequest(fmt.Sprintf("malformed cursor %q: a cursor is the id of an event (the id: line of an SSE frame), a whole number", cursor))
 		}
 		after = n
 	}
