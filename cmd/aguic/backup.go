@@ -3,12 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"net/http"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/aguic/aguic/server"
 )
@@ -21,8 +27,10 @@ func backupCommand() *command {
 		doc: `
 Backup writes everything the data directory holds (threads, their events
 and runs, the workflow versions conversations are pinned to) to file, or
-to standard output when file is "-". The directory is --data. Restore the
-file with "aguic restore".
+to standard output when file is "-". The directory is --data; one that
+does not exist or holds no store is an error. The backup is written beside
+file and replaces it only once complete: a backup that fails leaves file
+as it was. Restore the file with "aguic restore".
 
 Only one process can use a data directory. While "aguic serve" uses it,
 take the backup from the server instead: --from names the server's AG-UI
@@ -34,7 +42,7 @@ The server writes a consistent backup while it goes on serving.`,
 aguic backup --data /var/lib/aguic backup.bin
 # Back up from a running server.
 AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backup.bin`,
-		exit: "0 when the backup is written, 1 when taking it failed, 2 on a usage or I/O error.",
+		exit: "0 when the backup is written, 1 when taking it failed, 2 on a usage or I/O error (such as a data directory that does not exist).",
 		vars: map[string]string{"token": "AGUIC_ADMIN_TOKEN"},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
@@ -45,10 +53,17 @@ AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backu
 			if len(args) != 1 {
 				return usageError(e, c, "backup needs one file to write")
 			}
+			// An interrupted backup leaves no partial file behind.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			var src backupSource
 			if *from != "" {
 				src = remoteBackup{url: strings.TrimSuffix(*from, "/") + server.BackupPath, token: *token}
 			} else {
+				if err := checkDataDir(*data); err != nil {
+					e.errorf("%v", err)
+					return exitUsage
+				}
 				st, err := openData(*data)
 				if err != nil {
 					e.errorf("%v", err)
@@ -57,30 +72,136 @@ AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backu
 				defer st.Close()
 				src = st
 			}
-			var w io.Writer = e.stdout
-			var f *os.File
-			if args[0] != "-" {
-				var err error
-				if f, err = os.Create(args[0]); err != nil {
+			if args[0] == "-" {
+				if err := src.Backup(ctx, e.stdout); err != nil {
 					e.errorf("%v", err)
-					return exitUsage
+					return exitFound
 				}
-				w = f
+				return exitOK
 			}
-			err := src.Backup(context.Background(), w)
-			if f != nil {
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
+			out, err := createPending(args[0])
 			if err != nil {
 				e.errorf("%v", err)
+				return exitUsage
+			}
+			if err := src.Backup(ctx, out); err != nil {
+				out.abort()
+				e.errorf("%v", err)
 				return exitFound
+			}
+			if err := out.commit(); err != nil {
+				e.errorf("%v", err)
+				return exitUsage
 			}
 			return exitOK
 		}
 	}
 	return c
+}
+
+// checkDataDir reports an error, naming dir, unless dir holds a store:
+// a backup of a directory that is not a data directory (a typo, say)
+// must neither succeed nor create one.
+func checkDataDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the data directory %s does not exist", dir)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("the data directory %s is not a directory", dir)
+	}
+	// Every store has a MANIFEST from the first time it was opened.
+	if fi, err := os.Stat(filepath.Join(dir, "MANIFEST")); err != nil || !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not an aguic data directory: it holds no store", dir)
+	}
+	return nil
+}
+
+// pendingFile is a file written under a temporary name beside its target
+// path, which it replaces only once it is complete and synced: a backup
+// that fails leaves the target as it was.
+type pendingFile struct {
+	*os.File
+	target string
+}
+
+// createPending creates the temporary file of a new version of path. A
+// path that is a symbolic link keeps it: the file it points to is
+// replaced. An existing file's permissions carry over to the new version;
+// a new file has those os.Create gives.
+func createPending(path string) (*pendingFile, error) {
+	mode, existed := fs.FileMode(0o666), false
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if path, err = filepath.EvalSymlinks(path); err != nil {
+				return nil, err
+			}
+			if fi, err = os.Stat(path); err != nil {
+				return nil, err
+			}
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file", path)
+		}
+		mode, existed = fi.Mode().Perm(), true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	dir, base := filepath.Split(path)
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.tmp-%d", base, rand.Uint32()))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		if err != nil {
+			// The error names the file asked for, not its temporary name.
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = &fs.PathError{Op: pe.Op, Path: path, Err: pe.Err}
+			}
+			return nil, err
+		}
+		if existed {
+			// The mode of the file it replaces, not subject to the umask.
+			if err := f.Chmod(mode); err != nil {
+				f.Close()
+				os.Remove(name)
+				return nil, err
+			}
+		}
+		return &pendingFile{File: f, target: path}, nil
+	}
+}
+
+// commit syncs the file and renames it over its target.
+func (p *pendingFile) commit() error {
+	err := p.Sync()
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(p.Name(), p.target)
+	}
+	if err != nil {
+		os.Remove(p.Name())
+		return err
+	}
+	// The rename lasts once the directory is synced; not every system
+	// can sync a directory.
+	if d, err := os.Open(filepath.Dir(p.target)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// abort removes the file; its target stays as it was.
+func (p *pendingFile) abort() {
+	p.Close()
+	os.Remove(p.Name())
 }
 
 // backupSource is where a backup comes from: a data directory, or a

@@ -147,7 +147,9 @@ workflow w {
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
 	}
-	opts, _ = modelOptions("", func(name string) string { return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}[name] })
+	opts, _ = modelOptions("", func(name string) string {
+		return map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:11434/v1"}[name]
+	})
 	want = "model nodes cannot reach their models:\n  n.wf:4:5: model node b names no model, and AGUIC_MODEL, the default model, is not set"
 	if err := checkModels(nameless, opts); err == nil || err.Error() != want {
 		t.Errorf("with a provider and no default model: got\n%v\nwant\n%s", err, want)

@@ -27,6 +27,7 @@ const (
 	defaultAddr      = "127.0.0.1:8080"
 	defaultServeDir  = "workflows"
 	shutdownGrace    = 30 * time.Second // runs in progress may finish within it
+	shutdownDrain    = 5 * time.Second  // then the streams of the runs it cancelled may send their terminal event
 	readHeaderLimit  = 10 * time.Second
 	recoveryLeaseTTL = time.Minute
 )
@@ -83,12 +84,18 @@ they are not stored, so replay and history never show them.
 With --model-script, model nodes answer from that script, as with
 aguic run; without it model nodes use the providers the environment
 configures (OPENAI_API_KEY, for one; AGUIC_MODEL names the model of nodes
-that name none), and a model node that cannot reach its model is an error
-at start-up.
+that name none). Start-up resolves the provider of each model node's
+model (the one the node names, else AGUIC_MODEL) from that configuration:
+a provider that is not configured, or a node that names no model while
+AGUIC_MODEL is not set, stops it with status 2. It does not call the
+models: a server that does not answer (a wrong OPENAI_BASE_URL, say)
+shows at the first model call, whose run ends with RUN_ERROR.
 
 SIGINT or SIGTERM stops the server gracefully: it stops accepting runs,
-lets the runs in progress finish for up to 30 seconds, then cancels them
-(each ends with its terminal event) and exits with status 0.`,
+lets the runs in progress finish for up to 30 seconds, then cancels them;
+each cancelled run still sends its terminal event to its open streams
+(they get a few more seconds for it) before the server closes them and
+exits with status 0.`,
 		examples: `
 # Serve the examples with scripted model answers, on 127.0.0.1:8080.
 aguic serve --model-script workflows/scripts/demo.script workflows
@@ -207,6 +214,8 @@ type serveOptions struct {
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
 	ready func(url string)
+	// grace, when positive, replaces shutdownGrace (tests).
+	grace time.Duration
 }
 
 // auth is the server's Auth: the tokens', or none.
@@ -325,18 +334,34 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		log.Error("the server stopped", "error", err.Error())
 		code = exitUsage
 	}
-	shutCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
+	grace := shutdownGrace
+	if o.grace > 0 {
+		grace = o.grace
+	}
+	deadline := time.Now().Add(grace)
+	graceCtx, cancelGrace := context.WithDeadline(context.Background(), deadline)
+	defer cancelGrace()
+	// The connections outlive the grace: a run cancelled at its end still
+	// writes its terminal event to the streams that follow it.
+	connCtx, closeConns := context.WithCancel(context.Background())
+	defer closeConns()
 	var httpDone sync.WaitGroup
 	httpDone.Go(func() {
-		if err := hs.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		if err := hs.Shutdown(connCtx); errors.Is(err, context.Canceled) {
+			log.Warn("connections still open at the end of the shutdown were closed")
+		} else if err != nil {
 			log.Warn("closing connections", "error", err.Error())
 		}
 	})
-	if err := srv.Shutdown(shutCtx); err != nil {
+	if err := srv.Shutdown(graceCtx); err != nil {
 		log.Warn("runs were cancelled at shutdown", "error", err.Error())
 	}
+	// Every run has ended and handed its terminal event to its streams;
+	// they get what remains of the grace, and at least shutdownDrain, to
+	// send it.
+	drain := time.AfterFunc(max(time.Until(deadline), shutdownDrain), closeConns)
 	httpDone.Wait()
+	drain.Stop()
 	hs.Close()
 	stopRecovery()
 	recovery.Wait()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,4 +70,88 @@ func TestOnlineBackup(t *testing.T) {
 	if err != nil || !bytes.Contains(evs[1].Data, []byte("noted milk")) {
 		t.Errorf("the restored events: %v", err)
 	}
+}
+
+// TestBackupFailureKeepsTheFile: a backup --from that fails (a wrong
+// token, a server that cannot be reached, a download cut in the middle)
+// leaves the file it would have replaced as it was, and nothing beside it;
+// one that succeeds replaces it.
+func TestBackupFailureKeepsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	wfDir := filepath.Join(dir, "workflows")
+	if err := os.Mkdir(wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n"
+	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, serveOptions{
+		dir: wfDir, data: filepath.Join(dir, "data"),
+		basePath: "/agui", deadline: -1, adminToken: "s3cret",
+	})
+	// A server that starts a backup and breaks off.
+	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "4096")
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "aguic-backup partial")
+	}))
+	defer cut.Close()
+	unreachable := httptest.NewServer(http.NotFoundHandler())
+	unreachable.Close()
+
+	outDir := filepath.Join(dir, "out")
+	if err := os.Mkdir(outDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(outDir, "backup.bin")
+	const old = "the previous backup"
+	if err := os.WriteFile(backup, []byte(old), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, url, token string }{
+		{"a wrong token", srv.url + "/agui", "wrong"},
+		{"an unreachable server", unreachable.URL + "/agui", "s3cret"},
+		{"a download cut short", cut.URL + "/agui", "s3cret"},
+	} {
+		var out, errOut bytes.Buffer
+		if c := run([]string{"backup", "--from", tt.url, "--token", tt.token, backup}, strings.NewReader(""), &out, &errOut); c != exitFound {
+			t.Errorf("%s: exit %d, want %d: %s", tt.name, c, exitFound, errOut.String())
+		}
+		if got, err := os.ReadFile(backup); err != nil || string(got) != old {
+			t.Errorf("%s: the file holds %q (%v), want %q", tt.name, got, err, old)
+		}
+		if names := dirNames(t, outDir); len(names) != 1 {
+			t.Errorf("%s: the directory holds %q, want the backup only", tt.name, names)
+		}
+	}
+
+	var out, errOut bytes.Buffer
+	if c := run([]string{"backup", "--from", srv.url + "/agui", "--token", "s3cret", backup}, strings.NewReader(""), &out, &errOut); c != exitOK {
+		t.Fatalf("backup --from: exit %d, %s", c, errOut.String())
+	}
+	got, err := os.ReadFile(backup)
+	if err != nil || !strings.HasPrefix(string(got), "aguic") || len(got) <= len(old) {
+		t.Errorf("the backup was not replaced: %q, %v", got, err)
+	}
+	if fi, err := os.Stat(backup); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("the replaced backup's mode: %v, %v; want -rw-r-----", fi.Mode(), err)
+	}
+	if names := dirNames(t, outDir); len(names) != 1 {
+		t.Errorf("the directory holds %q, want the backup only", names)
+	}
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }
