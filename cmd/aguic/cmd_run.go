@@ -26,7 +26,7 @@ const scriptedDefault = "scripted/default"
 func runCommand() *command {
 	c := &command{
 		name:    "run",
-		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [--thread id [--data dir]] [paths…]",
+		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [--max-steps n] [--thread id [--data dir]] [paths…]",
 		summary: "chat with a workflow in the terminal",
 		doc: `
 Run compiles the .wf files named by paths (files or directories, as for
@@ -95,6 +95,8 @@ aguic run --workflow chat workflows < turns.txt`,
 		tools := fs.String("tools", "", "the client's frontend tools, a `json` list of {name, description, parameters}")
 		thread := fs.String("thread", "", "keep the chat as the thread `id` in the data directory, continuing it if it exists")
 		data := fs.String("data", defaultData, "the data `dir`ectory of --thread")
+		maxSteps := vm.DefaultMaxVisits
+		checkedVar(fs, &maxSteps, "max-steps", "1000", "the most nodes one run may visit, a guard against a loop that runs away (`n`)", positive)
 		return func(e *env, args []string) int {
 			s := &session{e: e, state: map[string]any{}}
 			if *state != "" {
@@ -128,7 +130,7 @@ aguic run --workflow chat workflows < turns.txt`,
 			}
 			reg := vm.NewRegistry()
 			stdlib.RegisterWith(reg, opts)
-			s.m = &vm.Machine{Program: prog, Registry: reg}
+			s.m = &vm.Machine{Program: prog, Registry: reg, MaxVisits: maxSteps}
 			s.wf = w
 			if *thread == "" {
 				return s.play(context.Background())

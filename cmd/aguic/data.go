@@ -114,7 +114,7 @@ func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) i
 		owner:  fmt.Sprintf("aguic-run-%d", os.Getpid()),
 		bundle: bundle,
 		vers: &versions{st: st, current: s.m, machine: func(p *vm.Program) *vm.Machine {
-			return &vm.Machine{Program: p, Registry: s.m.Registry}
+			return &vm.Machine{Program: p, Registry: s.m.Registry, MaxVisits: s.m.MaxVisits}
 		}},
 	}
 	recovered, err := store.Recover(ctx, st, k.owner, time.Minute, k.vers.load)

@@ -35,7 +35,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
+		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -111,11 +111,13 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			dir:      defaultServeDir,
 			basePath: server.DefaultBasePath,
 			deadline: server.DefaultDeadline,
+			maxSteps: vm.DefaultMaxVisits,
 		}
 		fs.StringVar(&o.addr, "addr", defaultAddr, "listen on `host:port`")
 		fs.StringVar(&o.data, "data", defaultData, "the data `dir`ectory")
 		basePathVar(fs, &o.basePath)
 		checkedVar(fs, &o.deadline, "deadline", "1h", "the longest a run may take, a `duration` such as 10m; 0 for none", durationAtLeast(0))
+		checkedVar(fs, &o.maxSteps, "max-steps", "1000", "the most nodes one run may visit, a guard against a loop that runs away (`n`)", positive)
 		fs.StringVar(&o.script, "model-script", "", "answer model calls from this script `file`")
 		checkedVar(fs, &o.retention.MaxEvents, "keep-events", "", "keep only the last `n` events of each thread; all by default", positive)
 		checkedVar(fs, &o.retention.FinishedTTL, "finished-ttl", "", "delete finished threads idle for this `duration`; never by default", durationAtLeast(1))
@@ -204,6 +206,7 @@ func loadTokens(file string, getenv func(string) string) (*server.Tokens, error)
 type serveOptions struct {
 	dir, addr, data, basePath, script string
 	deadline                          time.Duration // negative: none
+	maxSteps                          int           // node visits per run
 	retention                         store.Retention
 	adminToken                        string
 	nodeEvents                        bool           // stream the node lifecycle
@@ -244,7 +247,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	}
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
-	m := &vm.Machine{Program: prog, Registry: reg}
+	m := &vm.Machine{Program: prog, Registry: reg, MaxVisits: o.maxSteps}
 	bundle, _ := compiler.Bundle(srcs)
 
 	st, err := openData(o.data)
@@ -254,7 +257,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	}
 	defer st.Close()
 	vers := &versions{st: st, current: m, machine: func(p *vm.Program) *vm.Machine {
-		return &vm.Machine{Program: p, Registry: reg}
+		return &vm.Machine{Program: p, Registry: reg, MaxVisits: o.maxSteps}
 	}}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("aguic-%s-%d", host, os.Getpid())
