@@ -14,7 +14,7 @@ import (
 func openapiCommand() *command {
 	c := &command{
 		name:    "openapi",
-		args:    "[--format json|yaml] [--base-path path] [--tokens file] [dir]",
+		args:    "[--format json|yaml] [--downgrade] [--base-path path] [--tokens file] [dir]",
 		summary: "print the OpenAPI document of the server",
 		doc: `
 Openapi prints the OpenAPI 3.1 document that "aguic serve" serves at
@@ -40,6 +40,7 @@ aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		format := fs.String("format", "json", "output `format`: json or yaml")
+		downgrade := fs.Bool("downgrade", false, "print the document converted to OpenAPI 3.0, as /openapi-3.0.json serves it, for older tools")
 		basePath := server.DefaultBasePath
 		basePathVar(fs, &basePath)
 		tokens := fs.String("tokens", "", "document the bearer tokens serve --tokens requires, from this `file`")
@@ -78,9 +79,15 @@ aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`
 				return exitUsage
 			}
 			var out []byte
-			if *format == "yaml" {
+			switch {
+			case *format == "yaml" && *downgrade:
+				out, err = doc.DowngradeYAML()
+			case *format == "yaml":
 				out, err = doc.YAML()
-			} else {
+			case *downgrade:
+				out, err = doc.Downgrade()
+				out = append(out, '\n')
+			default:
 				out, err = json.Marshal(doc)
 				out = append(out, '\n')
 			}

@@ -56,12 +56,26 @@ func TestOpenAPI(t *testing.T) {
 			}
 			srv := startServe(t, o)
 			for _, format := range []string{"json", "yaml"} {
+				// The 3.0 document: what /openapi-3.0.* serves.
+				var down bytes.Buffer
+				args := append([]string{"openapi", "--downgrade", "--format", format}, tc.args...)
+				if code := run(append(args, wfDir), nil, &down, io.Discard); code != exitOK {
+					t.Fatalf("aguic %s: exit status %d", strings.Join(args, " "), code)
+				}
+				served := get(t, srv.url+"/openapi-3.0."+format)
+				if format == "json" {
+					served = append(served, '\n')
+				}
+				if !bytes.Equal(down.Bytes(), served) || !bytes.Contains(down.Bytes(), []byte("3.0.3")) {
+					t.Errorf("--downgrade --format %s: the output differs from /openapi-3.0.%s", format, format)
+				}
+
 				var stdout, stderr bytes.Buffer
-				args := append([]string{"openapi", "--format", format}, tc.args...)
+				args = append([]string{"openapi", "--format", format}, tc.args...)
 				if code := run(append(args, wfDir), nil, &stdout, &stderr); code != exitOK {
 					t.Fatalf("aguic %s: exit status %d: %s", strings.Join(args, " "), code, stderr.String())
 				}
-				served := get(t, srv.url+"/openapi."+format)
+				served = get(t, srv.url+"/openapi."+format)
 				if format == "json" {
 					served = append(served, '\n')
 				}
