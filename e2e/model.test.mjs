@@ -11,7 +11,7 @@ import http from "node:http";
 import path from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import { LLMock } from "@copilotkit/aimock";
-import { here, startServe, newID, rawRun, checkedFetch, agentRun, textOf, warnings } from "./lib.mjs";
+import { here, startServe, newID, rawRun, checkStream, checkedFetch, agentRun, textOf, warnings } from "./lib.mjs";
 
 let serve, base, mock;
 
@@ -35,6 +35,10 @@ const triageSchema = {
   properties: { kind: { enum: ["refund", "question"] }, confidence: { type: "number" } },
   required: ["kind", "confidence"],
 };
+
+// slowAnswer streams in about 60 chunks of 50 ms: a cancel lands in the
+// middle of it.
+const slowAnswer = "This answer takes its time, one small piece after another, so that the client can cancel it while it streams.";
 
 function fixtures(m) {
   // 1. Stateless chat, in small chunks so the text arrives as several deltas.
@@ -92,6 +96,9 @@ function fixtures(m) {
 
   // 9. Images.
   m.on({ model: "vision-model" }, { content: "A cat." });
+
+  // 10. A slow answer, for cancelling while it streams.
+  m.on({ model: "slow-model" }, { content: slowAnswer }, { chunkSize: 4, latency: 50 });
 }
 
 before(async () => {
@@ -522,5 +529,44 @@ test("the images of the latest user message reach the model as image_url parts",
   assert.deepEqual(user.content.find((p) => p.type === "text")?.text, "what is this?");
   const image = user.content.find((p) => p.type === "image_url");
   assert.equal(image?.image_url?.url, "https://example.com/cat.png", JSON.stringify(user.content));
+  assert.deepEqual(warnings, []);
+});
+
+test("cancelling a run while the model streams ends it as cancelled, with the text so far closed and no new call", async () => {
+  const input = runInput([{ id: newID("msg"), role: "user", content: "Take your time." }], { state: { model: "slow-model" } });
+  const res = await fetch(`${base}/workflows/retry_once`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(input),
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let body = "";
+  while (!body.includes('"TEXT_MESSAGE_CONTENT"')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, `the stream ended before any text: ${body}`);
+    body += decoder.decode(value, { stream: true });
+  }
+  const cancel = await fetch(`${base}/cancel`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ threadId: input.threadId, forwardedProps: { aguic: { workflowId: "retry_once" } } }),
+  });
+  assert.equal(cancel.status, 200, await cancel.clone().text());
+  assert.equal((await cancel.json()).status, "cancelled");
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    body += decoder.decode(value, { stream: true });
+  }
+  const events = checkStream(body, input);
+  const end = events.at(-1);
+  assert.equal(end.type, "RUN_FINISHED");
+  assert.deepEqual(end.outcome, { type: "cancelled" });
+  const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("");
+  assert.ok(text.length > 0 && text.length < slowAnswer.length && slowAnswer.startsWith(text), `a strict prefix of the answer: ${JSON.stringify(text)}`);
+  assert.ok(events.some((e) => e.type === "TEXT_MESSAGE_END"), "the text message is closed");
+  assert.equal((await journal("slow-model")).length, 1, "the call is not tried again");
   assert.deepEqual(warnings, []);
 });
