@@ -36,12 +36,30 @@ func BackupHandler(b Backuper, token string) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Disposition", `attachment; filename="aguic.backup"`)
-		if err := b.Backup(r.Context(), w); err != nil {
-			// The status is sent; the client sees a cut-short body, which
-			// restore refuses.
-			return
+		cw := &countingWriter{w: w}
+		if err := b.Backup(r.Context(), cw); err != nil {
+			if cw.n == 0 {
+				problem(w, http.StatusInternalServerError, "the backup failed: "+err.Error())
+				return
+			}
+			// Part of the backup is sent under a 200: break the connection
+			// before the body's end, so that the client sees it cut short
+			// rather than a whole but truncated backup.
+			panic(http.ErrAbortHandler)
 		}
 	})
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // problem writes an RFC 9457 problem document, as huma's errors are.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -52,6 +51,9 @@ AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backu
 		return func(e *env, args []string) int {
 			if len(args) != 1 {
 				return usageError(e, c, "backup needs one file to write")
+			}
+			if args[0] == "" {
+				return usageError(e, c, "the file name is empty: name a file, or - for standard output")
 			}
 			// An interrupted backup leaves no partial file behind.
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -228,11 +230,16 @@ func (r remoteBackup) Backup(ctx context.Context, w io.Writer) error {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		var p struct{ Detail string }
-		if json.Unmarshal(body, &p) == nil && p.Detail != "" {
-			return fmt.Errorf("backup from %s: %s", r.url, p.Detail)
+		detail := problemDetail(body)
+		if detail == "" {
+			detail = resp.Status
 		}
-		return fmt.Errorf("backup from %s: %s", r.url, resp.Status)
+		return fmt.Errorf("backup from %s: %s", r.url, detail)
+	}
+	// A 200 of anything else, such as the page a proxy or another server
+	// answers every path with, must not replace a backup.
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/octet-stream") {
+		return fmt.Errorf("backup from %s: the answer is %q, not a backup: --from takes the server's AG-UI base URL, such as http://127.0.0.1:8080/agui", r.url, ct)
 	}
 	_, err = io.Copy(w, resp.Body)
 	return err

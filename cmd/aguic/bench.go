@@ -124,10 +124,7 @@ func benchmark(ctx context.Context, e *env, o benchOptions, asJSON bool) int {
 	if o.stateless {
 		mode = "stateless"
 	}
-	span := fmt.Sprintf("%d turn", o.turns)
-	if o.turns > 1 {
-		span += "s"
-	}
+	span := fmt.Sprintf("%d %s", o.turns, plural(o.turns, "turn"))
 	if o.duration > 0 {
 		span = "conversations of " + span + " for " + o.duration.String()
 	} else {
@@ -190,13 +187,11 @@ func (b *bencher) describe(ctx context.Context, e *env) error {
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode == http.StatusNotFound {
-		var problem struct {
-			Detail string `json:"detail"`
+		detail := problemDetail(body)
+		if detail == "" {
+			detail = resp.Status
 		}
-		if json.Unmarshal(body, &problem) != nil || problem.Detail == "" {
-			problem.Detail = "404 Not Found"
-		}
-		return fmt.Errorf("%s: %s", b.o.url, problem.Detail)
+		return fmt.Errorf("%s: %s", b.o.url, detail)
 	}
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Conversation == nil {
 		return nil
@@ -303,7 +298,12 @@ func (b *bencher) turn(ctx context.Context, c *benchConversation) turnResult {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return turnResult{kind: "HTTP " + resp.Status, detail: problemDetail(resp.Body)}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		detail := problemDetail(body)
+		if detail == "" {
+			detail = strings.TrimSpace(string(body))
+		}
+		return turnResult{kind: "HTTP " + resp.Status, detail: detail}
 	}
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		return turnResult{kind: "stream", detail: fmt.Sprintf("the answer is %q, not an event stream", ct)}
@@ -386,17 +386,16 @@ func appendText(msgs []agui.Message, id, role, delta string) []agui.Message {
 	return append(msgs, agui.Message{ID: id, Role: role, Content: agui.Text(delta)})
 }
 
-// problemDetail is the detail of a problem+json answer, else the start of
-// the body.
-func problemDetail(r io.Reader) string {
-	body, _ := io.ReadAll(io.LimitReader(r, 4096))
+// problemDetail is the detail of a problem+json body (RFC 9457); "" when
+// body is not one or says nothing more than its status.
+func problemDetail(body []byte) string {
 	var p struct {
 		Detail string `json:"detail"`
 	}
-	if json.Unmarshal(body, &p) == nil && p.Detail != "" {
-		return p.Detail
+	if json.Unmarshal(body, &p) != nil {
+		return ""
 	}
-	return strings.TrimSpace(string(body))
+	return p.Detail
 }
 
 // unwrapURLError drops the "Post \"url\": " of a client error: the report

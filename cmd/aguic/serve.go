@@ -95,7 +95,8 @@ SIGINT or SIGTERM stops the server gracefully: it stops accepting runs,
 lets the runs in progress finish for up to 30 seconds, then cancels them;
 each cancelled run still sends its terminal event to its open streams
 (they get a few more seconds for it) before the server closes them and
-exits with status 0.`,
+exits with status 0. A second signal ends it at once; the runs it cuts
+short resume from their last saved node at the next start.`,
 		examples: `
 # Serve the examples with scripted model answers, on 127.0.0.1:8080.
 aguic serve --model-script workflows/scripts/demo.script workflows
@@ -150,6 +151,9 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The first signal starts the graceful stop; a second one ends
+			// the process at once, as if the server did not catch it.
+			context.AfterFunc(ctx, stop)
 			return serve(ctx, e, o)
 		}
 	}

@@ -73,9 +73,10 @@ func TestOnlineBackup(t *testing.T) {
 }
 
 // TestBackupFailureKeepsTheFile: a backup --from that fails (a wrong
-// token, a server that cannot be reached, a download cut in the middle)
-// leaves the file it would have replaced as it was, and nothing beside it;
-// one that succeeds replaces it.
+// token, a server that cannot be reached, a download cut in the middle, a
+// URL that answers 200 with something that is not a backup) leaves the
+// file it would have replaced as it was, and nothing beside it; one that
+// succeeds replaces it.
 func TestBackupFailureKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	wfDir := filepath.Join(dir, "workflows")
@@ -92,11 +93,18 @@ func TestBackupFailureKeepsTheFile(t *testing.T) {
 	})
 	// A server that starts a backup and breaks off.
 	cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", "4096")
 		w.WriteHeader(http.StatusOK)
 		io.WriteString(w, "aguic-backup partial")
 	}))
 	defer cut.Close()
+	// A server that answers every path with its home page.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<!doctype html><title>home</title>")
+	}))
+	defer page.Close()
 	unreachable := httptest.NewServer(http.NotFoundHandler())
 	unreachable.Close()
 
@@ -109,14 +117,15 @@ func TestBackupFailureKeepsTheFile(t *testing.T) {
 	if err := os.WriteFile(backup, []byte(old), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	for _, tt := range []struct{ name, url, token string }{
-		{"a wrong token", srv.url + "/agui", "wrong"},
-		{"an unreachable server", unreachable.URL + "/agui", "s3cret"},
-		{"a download cut short", cut.URL + "/agui", "s3cret"},
+	for _, tt := range []struct{ name, url, token, want string }{
+		{"a wrong token", srv.url + "/agui", "wrong", "admin token"},
+		{"an unreachable server", unreachable.URL + "/agui", "s3cret", "connection refused"},
+		{"a download cut short", cut.URL + "/agui", "s3cret", "unexpected EOF"},
+		{"a page that is not a backup", page.URL, "s3cret", `the answer is "text/html; charset=utf-8", not a backup`},
 	} {
 		var out, errOut bytes.Buffer
-		if c := run([]string{"backup", "--from", tt.url, "--token", tt.token, backup}, strings.NewReader(""), &out, &errOut); c != exitFound {
-			t.Errorf("%s: exit %d, want %d: %s", tt.name, c, exitFound, errOut.String())
+		if c := run([]string{"backup", "--from", tt.url, "--token", tt.token, backup}, strings.NewReader(""), &out, &errOut); c != exitFound || !strings.Contains(errOut.String(), tt.want) {
+			t.Errorf("%s: exit %d, %q; want %d and %q", tt.name, c, errOut.String(), exitFound, tt.want)
 		}
 		if got, err := os.ReadFile(backup); err != nil || string(got) != old {
 			t.Errorf("%s: the file holds %q (%v), want %q", tt.name, got, err, old)

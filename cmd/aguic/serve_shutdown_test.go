@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +81,82 @@ func TestShutdownCancelsRunsWithTheirTerminalEvent(t *testing.T) {
 	}
 	if logs := srv.stderr.String(); !strings.Contains(logs, "status=cancelled") {
 		t.Errorf("the logs do not show the cancelled run:\n%s", logs)
+	}
+}
+
+// TestSecondSignalEndsServe starts the real binary, stops it with SIGINT
+// while a run waits on a slow model, and sends SIGINT again: the second
+// signal ends the process at once instead of waiting out the 30 seconds
+// of grace.
+func TestSecondSignalEndsServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "aguic")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	wfDir := filepath.Join(dir, "workflows")
+	if err := os.Mkdir(wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "wf 1\n\nworkflow slow {\n  flow { model { prompt = \"hi\" } }\n}\n"
+	if err := os.WriteFile(filepath.Join(wfDir, "slow.wf"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "slow.script")
+	if err := os.WriteFile(script, []byte("reply repeat\ndelay: 1m\ntext: too late\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", filepath.Join(dir, "data"), "--model-script", script, wfDir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	logs := readLines(stderr)
+	logs.waitFor(t, "msg=serving")
+	m := regexp.MustCompile(`url=(http://\S+)`).FindStringSubmatch(logs.text())
+	if m == nil {
+		t.Fatalf("no URL in the logs:\n%s", logs.text())
+	}
+
+	resp, err := http.Post(m[1]+"/workflows/slow", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.Contains(line, "RUN_STARTED") {
+		t.Fatalf("the stream does not start with RUN_STARTED: %q, %v", line, err)
+	}
+
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	logs.waitFor(t, "shutting down")
+	start := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("serve still runs %v after the second signal:\n%s", time.Since(start), logs.text())
 	}
 }

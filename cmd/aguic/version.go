@@ -96,9 +96,10 @@ func buildVersion(bi *debug.BuildInfo) version {
 }
 
 // checkoutVersion matches the versions the go command gives a build from a
-// checkout that is not a release: a pseudo-version, or any version of a
-// modified work tree.
-var checkoutVersion = regexp.MustCompile(`(^v\d+\.\d+\.\d+-(\d+\.)?\d{14}-[0-9a-f]{12}|\+dirty)$`)
+// checkout that is not a release: a pseudo-version (v0.0.0-date-hash,
+// v1.2.4-0.date-hash after v1.2.3, v1.2.3-pre.0.date-hash after
+// v1.2.3-pre), or any version of a modified work tree.
+var checkoutVersion = regexp.MustCompile(`(^v\d+\.\d+\.\d+-([0-9A-Za-z-]+\.)*\d{14}-[0-9a-f]{12}|\+dirty)$`)
 
 // text is the version as lines for a terminal.
 func (v version) text() string {

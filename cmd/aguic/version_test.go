@@ -27,6 +27,8 @@ func TestBuildVersion(t *testing.T) {
 		{"a checkout, as go 1.24 and later stamp it", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.0.0-20250601100000-e53d187d9c1b+dirty"}, Settings: vcs}, "aguic version devel e53d187d9c1b 2025-06-01T10:00:00Z (modified)\n" + platform},
 		{"a release's tag", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.0"}, Settings: vcs[:3]}, "aguic version v1.2.0\n" + platform},
 		{"a commit after a tag", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.1-0.20250601100000-e53d187d9c1b"}, Settings: vcs[:3]}, "aguic version devel e53d187d9c1b 2025-06-01T10:00:00Z\n" + platform},
+		{"a commit after a pre-release's tag", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.3.0-rc.1.0.20250601100000-e53d187d9c1b"}, Settings: vcs[:3]}, "aguic version devel e53d187d9c1b 2025-06-01T10:00:00Z\n" + platform},
+		{"a pre-release's tag", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.3.0-rc.1"}, Settings: vcs[:3]}, "aguic version v1.3.0-rc.1\n" + platform},
 		{"a clean checkout", &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"}, Settings: vcs[:3]}, "aguic version devel e53d187d9c1b 2025-06-01T10:00:00Z\n" + platform},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -117,6 +117,8 @@ type Chaos struct {
 // ms converts a duration to the whole milliseconds aimock counts in.
 func ms(d time.Duration) int64 { return d.Milliseconds() }
 
+// MarshalJSON writes the fixture in aimock's JSON format, durations in
+// milliseconds.
 func (f Fixture) MarshalJSON() ([]byte, error) {
 	type out struct {
 		Match               Match             `json:"match"`
@@ -140,6 +142,8 @@ func (f Fixture) MarshalJSON() ([]byte, error) {
 	})
 }
 
+// MarshalJSON writes the match in aimock's JSON format, leaving out the
+// fields not given.
 func (m Match) MarshalJSON() ([]byte, error) {
 	type out struct {
 		UserMessage        string `json:"userMessage,omitempty"`
@@ -155,6 +159,8 @@ func (m Match) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out(m))
 }
 
+// MarshalJSON writes the response in aimock's JSON format: an error
+// answer, or text, reasoning and tool calls.
 func (r Response) MarshalJSON() ([]byte, error) {
 	if r.Error != nil {
 		type errorOut struct {
@@ -193,6 +199,8 @@ func (r Response) MarshalJSON() ([]byte, error) {
 	return json.Marshal(o)
 }
 
+// MarshalJSON writes the profile in aimock's JSON format, durations in
+// milliseconds.
 func (p StreamingProfile) MarshalJSON() ([]byte, error) {
 	type out struct {
 		TTFT   int64   `json:"ttft,omitempty"`
@@ -202,6 +210,8 @@ func (p StreamingProfile) MarshalJSON() ([]byte, error) {
 	return json.Marshal(out{TTFT: ms(p.TTFT), TPS: p.TPS, Jitter: p.Jitter})
 }
 
+// MarshalJSON writes the chaos in aimock's JSON format, durations in
+// milliseconds.
 func (c Chaos) MarshalJSON() ([]byte, error) {
 	type out struct {
 		DropRate       float64 `json:"dropRate,omitempty"`

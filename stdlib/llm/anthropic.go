@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -235,9 +234,6 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, on func(Chunk) err
 func anthropicError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("anthropic: %w", ctx.Err())
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &ConnectionError{Provider: "anthropic", Err: err, Broken: true}
 	}
 	if cerr := connectionError("anthropic", err); cerr != nil {
 		return cerr

@@ -3,6 +3,7 @@ package llm
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 )
 
@@ -29,6 +30,7 @@ type StatusError struct {
 	Message    string
 }
 
+// Error says the status and the API's message.
 func (e *StatusError) Error() string {
 	if e.Message == "" {
 		return fmt.Sprintf("model API status %d", e.StatusCode)
@@ -51,6 +53,7 @@ type ConnectionError struct {
 	Broken   bool // the connection closed in the middle of the answer
 }
 
+// Error says which API failed, how, and the error of the connection.
 func (e *ConnectionError) Error() string {
 	if e.Broken {
 		return fmt.Sprintf("%s: the connection closed in the middle of the answer: %v", e.Provider, e.Err)
@@ -58,14 +61,19 @@ func (e *ConnectionError) Error() string {
 	return fmt.Sprintf("%s: the model API cannot be reached: %v", e.Provider, e.Err)
 }
 
+// Unwrap returns the error of the connection.
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
 // Retryable reports true.
 func (e *ConnectionError) Retryable() bool { return true }
 
 // connectionError returns err as a *ConnectionError when it is the failure
-// of an HTTP request that got no response, and nil otherwise.
+// of a connection: a body that ended in the middle (io.ErrUnexpectedEOF),
+// or an HTTP request that got no response; nil otherwise.
 func connectionError(provider string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return &ConnectionError{Provider: provider, Err: err, Broken: true}
+	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) && !uerr.Timeout() {
 		return &ConnectionError{Provider: provider, Err: uerr.Err}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -165,9 +164,6 @@ func openAIReasoning(extra map[string]respjson.Field) string {
 func openAIError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %w", ctx.Err())
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return &ConnectionError{Provider: "openai", Err: err, Broken: true}
 	}
 	if cerr := connectionError("openai", err); cerr != nil {
 		return cerr

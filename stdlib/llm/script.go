@@ -180,8 +180,8 @@ func quoteKeys() []string {
 	return out
 }
 
-// parseHead reads what follows `reply`: `repeat` and one `match "text"` or
-// `match /regexp/`, the latter last.
+// parseHead reads what follows `reply`: `repeat`, `after tool` or `after
+// user`, and one `match "text"` or `match /regexp/`, the latter last.
 func (r *reply) parseHead(rest string) error {
 	matched := false
 	for rest != "" {
@@ -407,12 +407,13 @@ func (s *Scripted) next(req *Request) (*reply, []ToolCall, error) {
 	s.requests = append(s.requests, cp)
 	last, hasUser := lastUser(req.Messages)
 	afterTool := len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == RoleTool
-	unused := 0
+	unused, after := 0, false // after: an unused reply says after tool or after user
 	for i, r := range s.replies {
 		if s.used[i] {
 			continue
 		}
 		unused++
+		after = after || r.after != ""
 		if !r.accepts(last, afterTool) {
 			continue
 		}
@@ -443,6 +444,12 @@ func (s *Scripted) next(req *Request) (*reply, []ToolCall, error) {
 	what := "the request has no user message"
 	if hasUser {
 		what = fmt.Sprintf("the last user message %q", last)
+	}
+	switch {
+	case after && afterTool:
+		what += " (the request ends with a tool result)"
+	case after:
+		what += " (the request does not end with a tool result)"
 	}
 	return nil, nil, fmt.Errorf("%s: no reply left for request %d: none of the %d unused %s matches %s", who, n, unused, plural(unused, "reply", "replies"), what)
 }

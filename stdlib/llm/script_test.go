@@ -206,6 +206,36 @@ text: sunny
 	}
 }
 
+// TestScriptAfterNoReply: when no reply accepts a request and a reply
+// says after tool or after user, the error says whether the request ends
+// with a tool result, the reason the reply may not answer it.
+func TestScriptAfterNoReply(t *testing.T) {
+	ask := []Message{{Role: RoleUser, Content: "hi"}}
+	answered := append(slices.Clone(ask),
+		Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}}},
+		Message{Role: RoleTool, ToolCallID: "c1", Content: "done"})
+	for _, c := range []struct {
+		name, src string
+		msgs      []Message
+		want      string
+	}{
+		{"after tool, asked", "reply after tool\ntext: x\n", ask, `the last user message "hi" (the request does not end with a tool result)`},
+		{"after user, answered", "reply after user\ntext: x\n", answered, `the last user message "hi" (the request ends with a tool result)`},
+		{"no after", "reply match \"bye\"\ntext: x\n", answered, `the last user message "hi"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := ParseScript([]byte(c.src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Stream(context.Background(), &Request{Messages: c.msgs}, func(Chunk) error { return nil })
+			if err == nil || !strings.HasSuffix(err.Error(), c.want) {
+				t.Errorf("got %v, want an error that ends with %s", err, c.want)
+			}
+		})
+	}
+}
+
 func TestParseScriptErrors(t *testing.T) {
 	for _, c := range []struct{ name, src, want string }{
 		{"empty", "# nothing\n", "line 1: the script has no replies: start one with a line `reply`"},
