@@ -72,7 +72,7 @@ aguic bench --url http://127.0.0.1:8080/agui/workflows/support_chat --turns 50 -
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		o := benchOptions{clients: 1, turns: 10, message: "hello"}
 		fs.StringVar(&o.url, "url", "", "the `url` of the workflow to run, {base}/workflows/{id}")
-		checkedVar(fs, &o.clients, "clients", "1", "the `n`umber of concurrent clients", positive)
+		checkedVar(fs, &o.clients, "clients", "1", "the `n`umber of concurrent clients, at most 10000", atMost(maxBenchClients))
 		checkedVar(fs, &o.turns, "turns", "10", "the `n`umber of turns of each conversation", positive)
 		checkedVar(fs, &o.duration, "duration", "", "keep starting conversations for this `duration`; one per client by default", durationAtLeast(1))
 		fs.StringVar(&o.message, "message", o.message, "the `text` of every user message")
@@ -165,6 +165,10 @@ type bencher struct {
 	prefix   string    // of the thread ids, different at every run
 	deadline time.Time // when to start no more conversations; zero: none
 }
+
+// maxBenchClients is the most clients one bench runs: each is a
+// goroutine and a connection, and one machine opens only so many.
+const maxBenchClients = 10000
 
 // describe GETs the workflow's URL before any turn: a server that cannot
 // be reached, or that has no such workflow (404), is an error, and a mode

@@ -102,6 +102,17 @@ func positive(s string) (int, error) {
 	return n, nil
 }
 
+// atMost parses a whole number from 1 to most.
+func atMost(most int) func(string) (int, error) {
+	return func(s string) (int, error) {
+		n, err := positive(s)
+		if err == nil && n > most {
+			return 0, fmt.Errorf("more than %d", most)
+		}
+		return n, err
+	}
+}
+
 // durationAtLeast parses a duration of at least least: 0 allows "0" (none),
 // 1ns asks for a positive one.
 func durationAtLeast(least time.Duration) func(string) (time.Duration, error) {
