@@ -149,15 +149,43 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			if o.deadline == 0 {
 				o.deadline = -1 // no deadline
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := stopOnSignal()
 			defer stop()
-			// The first signal starts the graceful stop; a second one ends
-			// the process at once, as if the server did not catch it.
-			context.AfterFunc(ctx, stop)
 			return serve(ctx, e, o)
 		}
 	}
 	return c
+}
+
+// stopOnSignal returns a context that SIGINT or SIGTERM cancels, which
+// starts the graceful stop; a second signal ends the process at once, as
+// if it were not caught. stop lets signals go again.
+func stopOnSignal() (ctx context.Context, stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				p.Signal(sig)
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel()
+	}
 }
 
 // basePathVar defines --base-path, the prefix of the AG-UI routes.
