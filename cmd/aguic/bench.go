@@ -52,7 +52,10 @@ A turn succeeds when its stream ends with RUN_FINISHED. Failed turns are
 counted by kind: an HTTP status other than 200 (401 without a valid
 --token, 409 when the thread is busy), RUN_ERROR, a stream that breaks off
 or is not AG-UI, a connection that fails. A failed turn ends its
-conversation; a client whose connection fails stops.
+conversation; a client whose connection fails stops. A turn whose run ends
+waiting for frontend tool results or interrupt answers succeeds, and the
+report counts it as waiting: bench sends neither, so its next turn of that
+conversation is a new user message.
 
 The report gives the turns that succeeded, their rate, the failures, and
 the latency percentiles (p50, p90, p99 and the maximum) of the successful
@@ -259,6 +262,7 @@ type benchConversation struct {
 type turnResult struct {
 	kind, detail string
 	interrupted  bool // the run was stopped by SIGINT: not a result
+	waiting      bool // it ended waiting for frontend tool results or interrupt answers
 
 	total, firstEvent, firstText time.Duration // firstText is 0 without text
 }
@@ -340,6 +344,10 @@ func (b *bencher) turn(ctx context.Context, c *benchConversation) turnResult {
 			Role      string `json:"role"`
 			Delta     string `json:"delta"`
 			Message   string `json:"message"`
+			Outcome   *struct {
+				Type               string   `json:"type"`
+				PendingToolCallIDs []string `json:"pendingToolCallIds"`
+			} `json:"outcome"`
 		}
 		if err := json.Unmarshal(f.Data, &ev); err != nil {
 			return fail(fmt.Sprintf("event %d is not JSON: %v", events, err))
@@ -360,6 +368,9 @@ func (b *bencher) turn(ctx context.Context, c *benchConversation) turnResult {
 			}
 		case agui.TypeRunFinished:
 			terminal, t.total = ev.Type, now
+			if o := ev.Outcome; o != nil {
+				t.waiting = o.Type == agui.OutcomeInterrupt || len(o.PendingToolCallIDs) > 0
+			}
 		case agui.TypeRunError:
 			terminal, t.total = ev.Type, now
 			t.kind, t.detail = "RUN_ERROR", ev.Message
@@ -422,6 +433,7 @@ func randomHex(n int) string {
 type benchStats struct {
 	conversations               int
 	turn, firstEvent, firstText []time.Duration // of the turns that succeeded
+	waiting                     int             // the turns that succeeded waiting for the client
 	failures                    map[string]*benchFailure
 	failureOrder                []string
 }
@@ -433,6 +445,9 @@ type benchFailure struct {
 
 func (s *benchStats) add(t turnResult) {
 	if t.kind == "" {
+		if t.waiting {
+			s.waiting++
+		}
 		s.turn = append(s.turn, t.total)
 		s.firstEvent = append(s.firstEvent, t.firstEvent)
 		if t.firstText > 0 {
@@ -454,6 +469,7 @@ func (s *benchStats) add(t turnResult) {
 
 func (s *benchStats) merge(o *benchStats) {
 	s.conversations += o.conversations
+	s.waiting += o.waiting
 	s.turn = append(s.turn, o.turn...)
 	s.firstEvent = append(s.firstEvent, o.firstEvent...)
 	s.firstText = append(s.firstText, o.firstText...)
@@ -473,7 +489,8 @@ type benchReport struct {
 	Seconds              float64        `json:"seconds"`
 	Interrupted          bool           `json:"interrupted"`
 	Conversations        int            `json:"conversations"`
-	Turns                int            `json:"turns"` // that ended with RUN_FINISHED
+	Turns                int            `json:"turns"`   // that ended with RUN_FINISHED
+	Waiting              int            `json:"waiting"` // of those, the turns that ended waiting for frontend tool results or interrupt answers, which bench does not send
 	TurnsPerSecond       float64        `json:"turnsPerSecond"`
 	ErrorCount           int            `json:"errorCount"`
 	Errors               []benchError   `json:"errors"`
@@ -526,6 +543,7 @@ func (b *bencher) report(s *benchStats, elapsed time.Duration, interrupted bool)
 		Interrupted:          interrupted,
 		Conversations:        s.conversations,
 		Turns:                len(s.turn),
+		Waiting:              s.waiting,
 		Errors:               []benchError{},
 		LatencyMs: benchLatencies{
 			Turn:       percentilesOf(s.turn),
@@ -557,6 +575,9 @@ func (r *benchReport) write(w io.Writer) {
 	elapsed := time.Duration(r.Seconds * float64(time.Second)).Round(time.Millisecond)
 	fmt.Fprintf(&b, "turns          %d in %v%s: %.1f turns/s\n", r.Turns, elapsed, end, r.TurnsPerSecond)
 	fmt.Fprintf(&b, "conversations  %d, %d %s, %s mode\n", r.Conversations, r.Clients, plural(r.Clients, "client"), r.Mode)
+	if r.Waiting > 0 {
+		fmt.Fprintf(&b, "waiting        %d %s ended waiting for frontend tool results or interrupt answers, which bench does not send\n", r.Waiting, plural(r.Waiting, "turn"))
+	}
 	fmt.Fprintf(&b, "errors         %d\n", r.ErrorCount)
 	for _, e := range r.Errors {
 		fmt.Fprintf(&b, "  %s: %d, the first: %s\n", e.Kind, e.Count, e.First)

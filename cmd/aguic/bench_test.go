@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -214,6 +215,12 @@ func TestBenchProtocol(t *testing.T) {
 			return
 		case "/broken":
 			return
+		case "/tool":
+			frame(w, `{"type":"RUN_FINISHED","threadId":%q,"runId":"r","outcome":{"type":"success","pendingToolCallIds":["c1"]}}`, body.ThreadID)
+			return
+		case "/interrupt":
+			frame(w, `{"type":"RUN_FINISHED","threadId":%q,"runId":"r","outcome":{"type":"interrupt","interrupts":[{"id":"i1","reason":"approval"}]}}`, body.ThreadID)
+			return
 		}
 		frame(w, `{"type":"TEXT_MESSAGE_START","messageId":"a-%d","role":"assistant"}`, n)
 		frame(w, `{"type":"TEXT_MESSAGE_CONTENT","messageId":"a-%d","delta":"answer "}`, n)
@@ -227,6 +234,20 @@ func TestBenchProtocol(t *testing.T) {
 		bodies = nil
 		mu.Unlock()
 	}
+
+	t.Run("waiting", func(t *testing.T) {
+		for _, path := range []string{"/tool", "/interrupt"} {
+			code, r, stderr := benchRun(t, "--url", srv.URL+path, "--stateless", "--turns", "2")
+			if code != exitOK || r.Turns != 2 || r.Waiting != 2 || r.ErrorCount != 0 {
+				t.Errorf("%s: exit status %d, report %+v: %s", path, code, r, stderr)
+			}
+		}
+		var stdout bytes.Buffer
+		if code := run([]string{"bench", "--url", srv.URL + "/tool", "--stateless", "--turns", "1"}, nil, &stdout, io.Discard); code != exitOK ||
+			!strings.Contains(stdout.String(), "waiting        1 turn ended waiting for frontend tool results or interrupt answers, which bench does not send\n") {
+			t.Errorf("exit status %d, table:\n%s", code, stdout.String())
+		}
+	})
 
 	t.Run("stateless", func(t *testing.T) {
 		reset()
