@@ -87,25 +87,8 @@ func check(e *env, format string, paths []string) int {
 // writes the diagnostics to stderr and returns status 1. Warnings of a
 // program that compiles go to stderr too.
 func compile(e *env, paths []string) (*vm.Program, int) {
-	if len(paths) == 0 {
-		paths = []string{"."}
-	}
-	files, ok := wfFiles(e, paths)
-	if !ok {
-		return nil, exitUsage
-	}
-	srcs, ok := readSources(e, files)
-	if !ok {
-		return nil, exitUsage
-	}
-	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
-	if len(diags) > 0 {
-		diags.WriteText(e.stderr, fileSet(srcs))
-	}
-	if diags.HasErrors() {
-		return nil, exitFound
-	}
-	return prog, exitOK
+	prog, _, status := compileSources(e, paths)
+	return prog, status
 }
 
 func fileSet(srcs []compiler.Source) diag.FileSet {

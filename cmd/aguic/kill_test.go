@@ -44,10 +44,7 @@ func TestKillMidRun(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "aguic")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildAguic(t, dir)
 	wf := filepath.Join(dir, "slow.wf")
 	if err := os.WriteFile(wf, []byte(slowWorkflow), 0o644); err != nil {
 		t.Fatal(err)
@@ -194,4 +191,15 @@ func (l *lines) text() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.all, "\n")
+}
+
+// buildAguic builds the aguic binary into dir and returns its path, for
+// tests that signal or kill a real process.
+func buildAguic(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "aguic")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -18,14 +18,7 @@ import (
 // /openapi.yaml, and opens no data directory.
 func TestOpenAPI(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n")
 	tokensFile := filepath.Join(dir, "tokens.txt")
 	if err := os.WriteFile(tokensFile, []byte("ada ada-token\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -61,14 +61,7 @@ func TestServeAuthFlags(t *testing.T) {
 // stays open, and browsers of the listed origin may call.
 func TestServeAuth(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  conversation = true\n  flow {\n    say \"hello <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n  }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  conversation = true\n  flow {\n    say \"hello <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n  }\n}\n")
 	tokensFile := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokensFile, []byte("# who may call\nada ada-token\nbob:bob-token\n"), 0o600); err != nil {
 		t.Fatal(err)

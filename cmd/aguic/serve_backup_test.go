@@ -19,14 +19,7 @@ import (
 // without the admin token the server refuses.
 func TestOnlineBackup(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow notes {\n  conversation = true\n  flow {\n    top: say \"noted <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n    goto top\n  }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "notes.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "notes.wf", "wf 1\n\nworkflow notes {\n  conversation = true\n  flow {\n    top: say \"noted <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n    goto top\n  }\n}\n")
 	srv := startServe(t, serveOptions{
 		dir: wfDir, data: filepath.Join(dir, "data"),
 		basePath: "/agui", deadline: -1, adminToken: "s3cret",
@@ -79,14 +72,7 @@ func TestOnlineBackup(t *testing.T) {
 // succeeds replaces it.
 func TestBackupFailureKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n")
 	srv := startServe(t, serveOptions{
 		dir: wfDir, data: filepath.Join(dir, "data"),
 		basePath: "/agui", deadline: -1, adminToken: "s3cret",

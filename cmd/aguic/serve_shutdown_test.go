@@ -19,14 +19,7 @@ import (
 // and serve exits with status 0.
 func TestShutdownCancelsRunsWithTheirTerminalEvent(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow slow {\n  flow { model { prompt = \"hi\" } }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "slow.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "slow.wf", "wf 1\n\nworkflow slow {\n  flow { model { prompt = \"hi\" } }\n}\n")
 	script := filepath.Join(dir, "slow.script")
 	if err := os.WriteFile(script, []byte("reply repeat\ndelay: 1m\ntext: too late\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -93,18 +86,8 @@ func TestSecondSignalEndsServe(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "aguic")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow slow {\n  flow { model { prompt = \"hi\" } }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "slow.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bin := buildAguic(t, dir)
+	wfDir := writeWorkflow(t, dir, "slow.wf", "wf 1\n\nworkflow slow {\n  flow { model { prompt = \"hi\" } }\n}\n")
 	script := filepath.Join(dir, "slow.script")
 	if err := os.WriteFile(script, []byte("reply repeat\ndelay: 1m\ntext: too late\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -39,6 +39,20 @@ type served struct {
 	stop   func() int // stops the server as a signal does; its exit status
 }
 
+// writeWorkflow writes src as the file name in the directory workflows of
+// dir, and returns that directory.
+func writeWorkflow(t *testing.T, dir, name, src string) string {
+	t.Helper()
+	wfDir := filepath.Join(dir, "workflows")
+	if err := os.MkdirAll(wfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wfDir, name), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return wfDir
+}
+
 // startServe runs serve with o (on a free loopback port) until the test
 // stops it, and returns once it listens.
 func startServe(t *testing.T, o serveOptions) *served {
@@ -76,14 +90,7 @@ func startServe(t *testing.T, o serveOptions) *served {
 // in the data directory.
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
-	wfDir := filepath.Join(dir, "workflows")
-	if err := os.Mkdir(wfDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src := "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  flow { say \"hello <<$agent.latestUserMessage.content>>\" }\n}\n"
-	if err := os.WriteFile(filepath.Join(wfDir, "hello.wf"), []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  flow { say \"hello <<$agent.latestUserMessage.content>>\" }\n}\n")
 	srv := startServe(t, serveOptions{dir: wfDir, data: filepath.Join(dir, "data"), basePath: "/agui", deadline: -1})
 	url := srv.url
 

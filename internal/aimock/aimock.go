@@ -205,18 +205,7 @@ func (s *Server) Journal() []Entry {
 // server received, oldest first.
 func (s *Server) ChatRequests() []ChatRequest {
 	s.t.Helper()
-	var out []ChatRequest
-	for _, e := range s.Journal() {
-		if !e.isChat() {
-			continue
-		}
-		req, err := e.Chat()
-		if err != nil {
-			s.t.Fatalf("aimock: %v", err)
-		}
-		out = append(out, *req)
-	}
-	return out
+	return s.requests((*Entry).isChat)
 }
 
 // MessagesRequests returns the bodies of the Anthropic Messages API
@@ -226,9 +215,16 @@ func (s *Server) ChatRequests() []ChatRequest {
 // image blocks, is missing.
 func (s *Server) MessagesRequests() []ChatRequest {
 	s.t.Helper()
+	return s.requests((*Entry).isMessages)
+}
+
+// requests returns the chat requests of the journal's entries that keep
+// says yes to, oldest first.
+func (s *Server) requests(keep func(*Entry) bool) []ChatRequest {
+	s.t.Helper()
 	var out []ChatRequest
 	for _, e := range s.Journal() {
-		if !e.isMessages() {
+		if !keep(&e) {
 			continue
 		}
 		req, err := e.Chat()

@@ -206,17 +206,9 @@ type TokenUsage struct {
 // provider and model in usage, appending one for a model not seen before,
 // and returns the list.
 func AddUsage(usage []TokenUsage, e vm.Event) []TokenUsage {
-	var v vm.UsageValue
-	switch x := e.Value.(type) {
-	case vm.UsageValue:
-		v = x
-	case *vm.UsageValue:
-		v = *x
-	default:
-		data, err := json.Marshal(x)
-		if err != nil || json.Unmarshal(data, &v) != nil {
-			return usage
-		}
+	v, ok := e.Value.(vm.UsageValue)
+	if !ok {
+		return usage
 	}
 	provider, model, ok := llm.SplitModel(e.Name)
 	if !ok {

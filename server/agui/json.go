@@ -25,12 +25,8 @@ func readFields(data []byte, what string) (fields, error) {
 // take decodes the value of key into dst and removes the key. A missing key
 // or a null leaves dst as it is: optional fields are absent, never null.
 func (f fields) take(key string, dst any) error {
-	raw, ok := f[key]
-	if !ok {
-		return nil
-	}
-	delete(f, key)
-	if isNull(raw) {
+	raw := f.takeRaw(key)
+	if raw == nil {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
@@ -42,12 +38,8 @@ func (f fields) take(key string, dst any) error {
 // takeString is take for a string field, with a plain message for a value
 // of another type.
 func (f fields) takeString(key string, dst *string) error {
-	raw, ok := f[key]
-	if !ok {
-		return nil
-	}
-	delete(f, key)
-	if isNull(raw) {
+	raw := f.takeRaw(key)
+	if raw == nil {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
@@ -59,12 +51,8 @@ func (f fields) takeString(key string, dst *string) error {
 // takeAny decodes the value of key as any JSON value, numbers kept exact as
 // json.Number so that they marshal back unchanged.
 func (f fields) takeAny(key string) (any, error) {
-	raw, ok := f[key]
-	if !ok {
-		return nil, nil
-	}
-	delete(f, key)
-	if isNull(raw) {
+	raw := f.takeRaw(key)
+	if raw == nil {
 		return nil, nil
 	}
 	v, err := decodeAny(raw)

@@ -285,6 +285,16 @@ func value(txn *badgerdb.Txn, k []byte, decode func(v []byte) error) (found bool
 	return true, item.Value(decode)
 }
 
+// threadHeader reads the header of a thread that must exist:
+// store.ErrNotFound when it does not.
+func threadHeader(txn *badgerdb.Txn, tk []byte) (header, error) {
+	h, found, err := readHeader(txn, tk)
+	if err == nil && !found {
+		err = store.ErrNotFound
+	}
+	return h, err
+}
+
 func readHeader(txn *badgerdb.Txn, tk []byte) (h header, found bool, err error) {
 	found, err = value(txn, key(prefixThread, tk), func(v []byte) (err error) {
 		h, err = decodeHeader(v)

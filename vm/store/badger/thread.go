@@ -20,12 +20,9 @@ func (s *Store) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
 	tk := threadKey(k)
 	var t store.Thread
 	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, found, err := readHeader(txn, tk)
+		h, err := threadHeader(txn, tk)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return store.ErrNotFound
 		}
 		t, err = readThread(txn, k, tk, &h)
 		return err
@@ -123,12 +120,9 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 	tk := threadKey(k)
 	var gen uint64
 	err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		h, found, err := readHeader(txn, tk)
+		h, err := threadHeader(txn, tk)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return store.ErrNotFound
 		}
 		gen = h.Gen
 		return unlink(txn, tk, gen)
@@ -264,12 +258,9 @@ func (s *Store) Events(ctx context.Context, k store.Key, after uint64, limit int
 	tk := threadKey(k)
 	var events []store.Event
 	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, found, err := readHeader(txn, tk)
+		h, err := threadHeader(txn, tk)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return store.ErrNotFound
 		}
 		if after+1 < h.FirstSeq {
 			return fmt.Errorf("%w: events before %d were removed, the cursor is %d", store.ErrExpired, h.FirstSeq, after)
@@ -299,12 +290,9 @@ func (s *Store) LastEvents(ctx context.Context, k store.Key, n int) ([]store.Eve
 	tk := threadKey(k)
 	var events []store.Event
 	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, found, err := readHeader(txn, tk)
+		h, err := threadHeader(txn, tk)
 		if err != nil {
 			return err
-		}
-		if !found {
-			return store.ErrNotFound
 		}
 		if n <= 0 || h.LastSeq == 0 {
 			return nil
