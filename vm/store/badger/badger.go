@@ -285,6 +285,21 @@ func value(txn *badgerdb.Txn, k []byte, decode func(v []byte) error) (found bool
 	return true, item.Value(decode)
 }
 
+// itemThread decodes an item of the thread headers: the thread's key and
+// its header.
+func itemThread(item *badgerdb.Item) (store.Key, header, error) {
+	k, _, err := parseThreadKey(item.Key()[1:])
+	if err != nil {
+		return store.Key{}, header{}, err
+	}
+	var h header
+	err = item.Value(func(v []byte) (err error) {
+		h, err = decodeHeader(v)
+		return err
+	})
+	return k, h, err
+}
+
 // threadHeader reads the header of a thread that must exist:
 // store.ErrNotFound when it does not.
 func threadHeader(txn *badgerdb.Txn, tk []byte) (header, error) {

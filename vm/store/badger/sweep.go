@@ -56,15 +56,8 @@ func (s *Store) Sweep(ctx context.Context, r store.Retention, now time.Time) (ev
 				if after != nil && bytes.Equal(item.Key(), after) {
 					continue
 				}
-				k, _, err := parseThreadKey(item.Key()[1:])
+				k, h, err := itemThread(item)
 				if err != nil {
-					return err
-				}
-				var h header
-				if err := item.Value(func(v []byte) (err error) {
-					h, err = decodeHeader(v)
-					return err
-				}); err != nil {
 					return err
 				}
 				keys, headers = append(keys, k), append(headers, h)

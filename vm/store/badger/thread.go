@@ -75,15 +75,8 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 				next = base64.RawURLEncoding.EncodeToString(last[len(scoped)-1:])
 				return nil
 			}
-			k, _, err := parseThreadKey(item.Key()[1:])
+			k, h, err := itemThread(item)
 			if err != nil {
-				return err
-			}
-			var h header
-			if err := item.Value(func(v []byte) (err error) {
-				h, err = decodeHeader(v)
-				return err
-			}); err != nil {
 				return err
 			}
 			t, err := readThread(txn, k, item.Key()[1:], &h)
