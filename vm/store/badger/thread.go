@@ -244,40 +244,37 @@ func (s *Store) deleteKeys(ctx context.Context, prefix []byte, stop func(k []byt
 // limit <= 0). store.ErrExpired when the event after the cursor was removed
 // by retention.
 func (s *Store) Events(ctx context.Context, k store.Key, after uint64, limit int) ([]store.Event, error) {
-	if err := s.enter(ctx); err != nil {
-		return nil, fmt.Errorf("events of %s: %w", keyName(k), err)
-	}
-	defer s.leave()
-	tk := threadKey(k)
-	var events []store.Event
-	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, err := threadHeader(txn, tk)
-		if err != nil {
-			return err
-		}
+	return s.threadEvents(ctx, k, "events", func(h *header) (from, to uint64, err error) {
 		if after+1 < h.FirstSeq {
-			return fmt.Errorf("%w: events before %d were removed, the cursor is %d", store.ErrExpired, h.FirstSeq, after)
+			return 0, 0, fmt.Errorf("%w: events before %d were removed, the cursor is %d", store.ErrExpired, h.FirstSeq, after)
 		}
-		if after >= h.LastSeq {
-			return nil
-		}
-		to := h.LastSeq
-		if limit > 0 && uint64(limit) < to-after {
+		to = h.LastSeq
+		if limit > 0 && uint64(limit) < to-min(after, to) {
 			to = after + uint64(limit)
 		}
-		events, err = readEvents(txn, eventPrefix(tk, h.Gen), after+1, to)
-		return err
+		return after + 1, to, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("events of %s: %w", keyName(k), err)
-	}
-	return events, nil
 }
 
 // LastEvents returns the thread's last n events still kept, in order.
 func (s *Store) LastEvents(ctx context.Context, k store.Key, n int) ([]store.Event, error) {
+	return s.threadEvents(ctx, k, "last events", func(h *header) (from, to uint64, err error) {
+		if n <= 0 || h.LastSeq == 0 {
+			return 1, 0, nil
+		}
+		from = h.FirstSeq
+		if h.LastSeq-from >= uint64(n) {
+			from = h.LastSeq - uint64(n) + 1
+		}
+		return from, h.LastSeq, nil
+	})
+}
+
+// threadEvents reads the events from..to of thread k that span picks from
+// its header; none when from > to. what names the read in errors.
+func (s *Store) threadEvents(ctx context.Context, k store.Key, what string, span func(*header) (from, to uint64, err error)) ([]store.Event, error) {
 	if err := s.enter(ctx); err != nil {
-		return nil, fmt.Errorf("last events of %s: %w", keyName(k), err)
+		return nil, fmt.Errorf("%s of %s: %w", what, keyName(k), err)
 	}
 	defer s.leave()
 	tk := threadKey(k)
@@ -287,18 +284,15 @@ func (s *Store) LastEvents(ctx context.Context, k store.Key, n int) ([]store.Eve
 		if err != nil {
 			return err
 		}
-		if n <= 0 || h.LastSeq == 0 {
-			return nil
+		from, to, err := span(&h)
+		if err != nil || from > to {
+			return err
 		}
-		from := h.FirstSeq
-		if h.LastSeq-from >= uint64(n) {
-			from = h.LastSeq - uint64(n) + 1
-		}
-		events, err = readEvents(txn, eventPrefix(tk, h.Gen), from, h.LastSeq)
+		events, err = readEvents(txn, eventPrefix(tk, h.Gen), from, to)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("last events of %s: %w", keyName(k), err)
+		return nil, fmt.Errorf("%s of %s: %w", what, keyName(k), err)
 	}
 	return events, nil
 }
