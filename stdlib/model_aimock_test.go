@@ -21,11 +21,72 @@ import (
 // aimockMachine compiles src with the "openai" provider talking to s.
 func aimockMachine(t *testing.T, s *aimock.Server, src string) *vm.Machine {
 	t.Helper()
-	p := llm.NewOpenAI(llm.OpenAIOptions{APIKey: "sk-aimock-test", BaseURL: s.OpenAIBaseURL()})
+	return providerMachine(t, "openai", llm.NewOpenAI(llm.OpenAIOptions{APIKey: "sk-aimock-test", BaseURL: s.OpenAIBaseURL()}), src)
+}
+
+// providerMachine compiles src with p as the provider name, the only one.
+func providerMachine(t *testing.T, name string, p llm.Provider, src string) *vm.Machine {
+	t.Helper()
 	return machine(t, src, stdlib.Options{
-		Models: llm.Resolver(map[string]llm.Provider{"openai": p}),
+		Models: llm.Resolver(map[string]llm.Provider{name: p}),
 		Getenv: func(string) string { return "" },
 	})
+}
+
+// modelProvider is what the tests shared by the providers need of one:
+// the model the workflows name, how to compile a workflow that talks to
+// aimock through it, and the requests aimock saw in its API's shape.
+type modelProvider struct {
+	name     string // as its errors start: "openai"
+	model    string // as the model node names it: "openai/gpt-4o-mini"
+	machine  func(t *testing.T, s *aimock.Server, src string) *vm.Machine
+	requests func(s *aimock.Server) []aimock.ChatRequest
+}
+
+var openAIModel = modelProvider{name: "openai", model: "openai/gpt-4o-mini", machine: aimockMachine, requests: (*aimock.Server).ChatRequests}
+
+// runFinished runs the workflow "test" of m, which must finish with its
+// messages and tool calls each opened and closed once, and compares its
+// text, reasoning and tool call events with want.
+func runFinished(t *testing.T, m *vm.Machine, want string) *vm.Frame {
+	t.Helper()
+	f, o, rec := vmtest.Run(t, m, "test", nil)
+	if o.Status != vm.Finished {
+		t.Fatalf("outcome %s %+v", o.Status, o.Err)
+	}
+	if got := streamed(rec.Events); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+	checkLifecycles(t, rec.Events)
+	return f
+}
+
+// checkTextAndUsage fails the test unless $reply has the text and the
+// usage the fixtures of the tests report, 11 tokens in and 7 out.
+func checkTextAndUsage(t *testing.T, f *vm.Frame, text string) {
+	t.Helper()
+	reply := f.Context["reply"].(map[string]any)
+	if reply["text"] != text || vm.Text(reply["usage"]) != `{"inputTokens":11,"outputTokens":7}` {
+		t.Errorf("$reply = %s, want the text and the usage aimock reported", vm.Text(reply))
+	}
+}
+
+// onlyRequest is the one request aimock saw in p's API.
+func onlyRequest(t *testing.T, p modelProvider, s *aimock.Server) aimock.ChatRequest {
+	t.Helper()
+	reqs := p.requests(s)
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	return reqs[0]
+}
+
+// briefHello reports whether the messages of r are the system message
+// "Be brief." and the prompt "hello".
+func briefHello(r aimock.ChatRequest) bool {
+	return len(r.Messages) == 2 &&
+		r.Messages[0].Role == "system" && r.Messages[0].Content.Text == "Be brief." &&
+		r.Messages[1].Role == "user" && r.Messages[1].Content.Text == "hello"
 }
 
 // modelFlow is a workflow "test" whose model node "answer" has the keys,
@@ -119,11 +180,7 @@ func TestModelAimockText(t *testing.T) {
 		ChunkSize: 8,
 	})
 	m := aimockMachine(t, s, modelFlow(`model = "openai/gpt-4o-mini"`, `system = "Be brief."`, `prompt = "hello"`, `temperature = 0.5`))
-	f, o, rec := vmtest.Run(t, m, "test", nil)
-	if o.Status != vm.Finished {
-		t.Fatalf("outcome %s %+v", o.Status, o.Err)
-	}
-	want := `TEXT_MESSAGE_START msg=msg-f1-1 role=user silent
+	f := runFinished(t, m, `TEXT_MESSAGE_START msg=msg-f1-1 role=user silent
 TEXT_MESSAGE_CONTENT msg=msg-f1-1 delta="hello" silent
 TEXT_MESSAGE_END msg=msg-f1-1 silent
 TEXT_MESSAGE_START msg=msg-f1-2 role=assistant
@@ -132,22 +189,9 @@ TEXT_MESSAGE_CONTENT msg=msg-f1-2 delta="om aimoc"
 TEXT_MESSAGE_CONTENT msg=msg-f1-2 delta="k, in ch"
 TEXT_MESSAGE_CONTENT msg=msg-f1-2 delta="unks."
 TEXT_MESSAGE_END msg=msg-f1-2
-`
-	if got := streamed(rec.Events); got != want {
-		t.Errorf("events:\n%s\nwant:\n%s", got, want)
-	}
-	reply := f.Context["reply"].(map[string]any)
-	if reply["text"] != "Hello from aimock, in chunks." || vm.Text(reply["usage"]) != `{"inputTokens":11,"outputTokens":7}` {
-		t.Errorf("$reply = %s, want the text and the usage aimock reported", vm.Text(reply))
-	}
-	reqs := s.ChatRequests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d requests, want 1", len(reqs))
-	}
-	r := reqs[0]
-	if r.Model != "gpt-4o-mini" || r.Temperature == nil || *r.Temperature != 0.5 || len(r.Messages) != 2 ||
-		r.Messages[0].Role != "system" || r.Messages[0].Content.Text != "Be brief." ||
-		r.Messages[1].Role != "user" || r.Messages[1].Content.Text != "hello" {
+`)
+	checkTextAndUsage(t, f, "Hello from aimock, in chunks.")
+	if r := onlyRequest(t, openAIModel, s); r.Model != "gpt-4o-mini" || r.Temperature == nil || *r.Temperature != 0.5 || !briefHello(r) {
 		t.Errorf("request %+v", r)
 	}
 }
@@ -160,11 +204,7 @@ func TestModelAimockReasoning(t *testing.T) {
 		ChunkSize: 10,
 	})
 	m := aimockMachine(t, s, modelFlow(`model = "openai/o4-mini"`, `prompt = "hello"`, `user_event = false`))
-	f, o, rec := vmtest.Run(t, m, "test", nil)
-	if o.Status != vm.Finished {
-		t.Fatalf("outcome %s %+v", o.Status, o.Err)
-	}
-	want := `REASONING_START msg=reason:msg-f1-1
+	f := runFinished(t, m, `REASONING_START msg=reason:msg-f1-1
 REASONING_MESSAGE_START msg=reason:msg-f1-1
 REASONING_MESSAGE_CONTENT msg=reason:msg-f1-1 delta="The user g"
 REASONING_MESSAGE_CONTENT msg=reason:msg-f1-1 delta="reets me."
@@ -173,10 +213,7 @@ REASONING_END msg=reason:msg-f1-1
 TEXT_MESSAGE_START msg=msg-f1-2 role=assistant
 TEXT_MESSAGE_CONTENT msg=msg-f1-2 delta="Hi!"
 TEXT_MESSAGE_END msg=msg-f1-2
-`
-	if got := streamed(rec.Events); got != want {
-		t.Errorf("events:\n%s\nwant:\n%s", got, want)
-	}
+`)
 	if got := f.Context["reply"].(map[string]any)["text"]; got != "Hi!" {
 		t.Errorf("$reply.text = %v", got)
 	}
@@ -186,45 +223,48 @@ TEXT_MESSAGE_END msg=msg-f1-2
 // runs it and sends the result back; aimock answers the second request,
 // the one with a tool result, with text.
 func TestModelAimockToolRoundTrip(t *testing.T) {
+	testModelToolRoundTrip(t, openAIModel, "call_add", aimock.Match{HasToolResult: new(true)})
+}
+
+// testModelToolRoundTrip: the model of p calls the backend tool add with
+// the id callID, the node runs it and sends the result back; aimock
+// answers the request that matches result, the one with the tool
+// result, with text.
+func testModelToolRoundTrip(t *testing.T, p modelProvider, callID string, result aimock.Match) {
+	t.Helper()
 	s := aimock.Start(t,
 		aimock.Fixture{
 			Match:     aimock.Match{HasToolResult: new(false)},
-			Response:  aimock.Response{ToolCalls: []aimock.ToolCall{{ID: "call_add", Name: "add", Arguments: `{"a":1,"b":2}`}}},
+			Response:  aimock.Response{ToolCalls: []aimock.ToolCall{{ID: callID, Name: "add", Arguments: `{"a":1,"b":2}`}}},
 			ChunkSize: 7,
 		},
 		aimock.Fixture{
-			Match:    aimock.Match{HasToolResult: new(true)},
+			Match:    result,
 			Response: aimock.Response{Content: "1 + 2 = 3."},
 		},
 	)
-	m := aimockMachine(t, s, modelFlow(`model = "openai/gpt-4o-mini"`, `prompt = "What is 1 + 2?"`, `tools = [add]`, `user_event = false`))
-	f, o, rec := vmtest.Run(t, m, "test", nil)
-	if o.Status != vm.Finished {
-		t.Fatalf("outcome %s %+v", o.Status, o.Err)
-	}
-	want := `TOOL_CALL_START call=call_add tool=add
-TOOL_CALL_ARGS delta="{\"a\":1," call=call_add
-TOOL_CALL_ARGS delta="\"b\":2}" call=call_add
-TOOL_CALL_END call=call_add
-TOOL_CALL_RESULT msg=tool:call_add call=call_add content="3"
+	m := p.machine(t, s, modelFlow(`model = "`+p.model+`"`, `prompt = "What is 1 + 2?"`, `tools = [add]`, `user_event = false`))
+	f := runFinished(t, m, fmt.Sprintf(`TOOL_CALL_START call=%[1]s tool=add
+TOOL_CALL_ARGS delta="{\"a\":1," call=%[1]s
+TOOL_CALL_ARGS delta="\"b\":2}" call=%[1]s
+TOOL_CALL_END call=%[1]s
+TOOL_CALL_RESULT msg=tool:%[1]s call=%[1]s content="3"
 TEXT_MESSAGE_START msg=msg-f1-1 role=assistant
 TEXT_MESSAGE_CONTENT msg=msg-f1-1 delta="1 + 2 = 3."
 TEXT_MESSAGE_END msg=msg-f1-1
-`
-	if got := streamed(rec.Events); got != want {
-		t.Errorf("events:\n%s\nwant:\n%s", got, want)
-	}
+`, callID))
 	reply := f.Context["reply"].(map[string]any)
-	if got := vm.Text(reply["tool_calls"]); got != `[{"arguments":{"a":1,"b":2},"id":"call_add","name":"add"}]` || reply["text"] != "1 + 2 = 3." {
+	if got := vm.Text(reply["tool_calls"]); got != `[{"arguments":{"a":1,"b":2},"id":"`+callID+`","name":"add"}]` || reply["text"] != "1 + 2 = 3." {
 		t.Errorf("$reply = %s", vm.Text(reply))
 	}
 
-	reqs := s.ChatRequests()
+	reqs := p.requests(s)
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
 	for i, r := range reqs {
-		if len(r.Tools) != 1 || r.Tools[0].Function.Name != "add" || r.Tools[0].Function.Description != "Add two numbers" {
+		if len(r.Tools) != 1 || r.Tools[0].Function.Name != "add" || r.Tools[0].Function.Description != "Add two numbers" ||
+			vm.Text(r.Tools[0].Function.Parameters) != `{"properties":{"a":{"type":"number"},"b":{"type":"number"}},"required":["a","b"],"type":"object"}` {
 			t.Errorf("request %d offers tools %+v", i+1, r.Tools)
 		}
 	}
@@ -235,11 +275,11 @@ TEXT_MESSAGE_END msg=msg-f1-1
 	if m := second[0]; m.Role != "user" || m.Content.Text != "What is 1 + 2?" {
 		t.Errorf("message 1 %+v", m)
 	}
-	if m := second[1]; m.Role != "assistant" || len(m.ToolCalls) != 1 || m.ToolCalls[0].ID != "call_add" ||
+	if m := second[1]; m.Role != "assistant" || len(m.ToolCalls) != 1 || m.ToolCalls[0].ID != callID ||
 		m.ToolCalls[0].Function.Name != "add" || m.ToolCalls[0].Function.Arguments != `{"a":1,"b":2}` {
 		t.Errorf("message 2, the assistant's tool call: %+v", m)
 	}
-	if m := second[2]; m.Role != "tool" || m.ToolCallID != "call_add" || m.Content.Text != "3" {
+	if m := second[2]; m.Role != "tool" || m.ToolCallID != callID || m.Content.Text != "3" {
 		t.Errorf("message 3, the tool result: %+v", m)
 	}
 }
@@ -254,16 +294,8 @@ func TestModelAimockRetry(t *testing.T) {
 			Response: aimock.Response{Error: &aimock.Error{Message: fmt.Sprintf("status %d on try %d", status, seq+1)}, Status: status},
 		}
 	}
-	ok := func(seq int) aimock.Fixture {
-		return aimock.Fixture{Match: aimock.Match{UserMessage: "hello", SequenceIndex: new(seq)}, Response: aimock.Response{Content: "ok"}}
-	}
-	tests := []struct {
-		name     string
-		fixtures []aimock.Fixture
-		queue    int // a status QueueError makes the first request fail with
-		statuses []int
-		wantErr  string // the node's error message; the run succeeds when empty
-	}{
+	ok := retryOK
+	testModelRetry(t, openAIModel, []modelRetryCase{
 		{name: "429 then success", fixtures: []aimock.Fixture{fail(429, 0), ok(1)}, statuses: []int{429, 200}},
 		{name: "503 then success", fixtures: []aimock.Fixture{fail(503, 0), ok(1)}, statuses: []int{503, 200}},
 		{name: "queued 500 then success", fixtures: []aimock.Fixture{ok(0)}, queue: 500, statuses: []int{500, 200}},
@@ -279,14 +311,33 @@ func TestModelAimockRetry(t *testing.T) {
 			statuses: []int{503, 429, 500},
 			wantErr:  `model "openai/gpt-4o-mini" failed after 3 tries: model API status 500: status 500 on try 3`,
 		},
-	}
+	})
+}
+
+// retryOK is the fixture that answers "ok" to the try seq, from 0.
+func retryOK(seq int) aimock.Fixture {
+	return aimock.Fixture{Match: aimock.Match{UserMessage: "hello", SequenceIndex: new(seq)}, Response: aimock.Response{Content: "ok"}}
+}
+
+// modelRetryCase is a case of testModelRetry.
+type modelRetryCase struct {
+	name     string
+	fixtures []aimock.Fixture
+	queue    int // a status QueueError makes the first request fail with
+	statuses []int
+	wantErr  string // the node's error message; the run succeeds when empty
+}
+
+// testModelRetry runs each case with p and retry = 2: the server answers
+// the statuses, and the run fails with wantErr or answers "ok".
+func testModelRetry(t *testing.T, p modelProvider, tests []modelRetryCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := aimock.Start(t, tt.fixtures...)
 			if tt.queue != 0 {
 				s.QueueError(tt.queue, "queued failure")
 			}
-			m := aimockMachine(t, s, modelFlow(`model = "openai/gpt-4o-mini"`, `prompt = "hello"`, `retry = 2`, `backoff = "10ms..20ms"`))
+			m := p.machine(t, s, modelFlow(`model = "`+p.model+`"`, `prompt = "hello"`, `retry = 2`, `backoff = "10ms..20ms"`))
 			f, o, rec := vmtest.Run(t, m, "test", nil)
 			var statuses []int
 			for _, e := range s.Journal() {
@@ -319,17 +370,26 @@ func TestModelAimockRetry(t *testing.T) {
 // node with an error that says so, without a retry since text went out,
 // and the text message it opened is closed.
 func TestModelAimockDisconnect(t *testing.T) {
+	testModelDisconnect(t, openAIModel, 4)
+}
+
+// testModelDisconnect: the connection to p's API is torn down after
+// truncateAfter chunks of the answer: the node fails with an error that
+// says so, without a retry since text went out, and the text message it
+// opened is closed.
+func testModelDisconnect(t *testing.T, p modelProvider, truncateAfter int) {
+	t.Helper()
 	const answer = "This answer never arrives in full."
 	s := aimock.Start(t, aimock.Fixture{
 		Response:            aimock.Response{Content: answer},
 		ChunkSize:           5,
 		Latency:             5 * time.Millisecond,
-		TruncateAfterChunks: 4,
+		TruncateAfterChunks: truncateAfter,
 	})
-	m := aimockMachine(t, s, modelFlow(`model = "openai/gpt-4o-mini"`, `prompt = "hello"`, `retry = 2`, `backoff = "10ms..20ms"`))
+	m := p.machine(t, s, modelFlow(`model = "`+p.model+`"`, `prompt = "hello"`, `retry = 2`, `backoff = "10ms..20ms"`))
 	f, o, rec := vmtest.Run(t, m, "test", nil)
 	if o.Status != vm.Failed || o.Err.Code != vm.ErrNode || o.Err.NodeID != "answer" ||
-		o.Err.Message != `model "openai/gpt-4o-mini": openai: the connection closed in the middle of the answer: unexpected EOF` {
+		o.Err.Message != `model "`+p.model+`": `+p.name+`: the connection closed in the middle of the answer: unexpected EOF` {
 		t.Fatalf("outcome %s %+v, want the node failed with the broken stream", o.Status, o.Err)
 	}
 	text := assistantText(rec.Events)

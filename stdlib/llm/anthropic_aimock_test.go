@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -30,7 +29,7 @@ import (
 const claudeModel = "claude-sonnet-4-5"
 
 // anthropicAimock is an Anthropic provider that talks to s.
-func anthropicAimock(s *aimock.Server) *llm.Anthropic {
+func anthropicAimock(s *aimock.Server) llm.Provider {
 	return llm.NewAnthropic(llm.AnthropicOptions{APIKey: "sk-ant-aimock-test", BaseURL: s.AnthropicBaseURL()})
 }
 
@@ -73,53 +72,12 @@ func (r *requestRecorder) body(t *testing.T, i int) map[string]any {
 	return m
 }
 
-// toolDeltas puts the tool call deltas of c together by their index.
-func toolDeltas(c *chunks) (calls map[int]*llm.ToolCall, n int) {
-	calls = map[int]*llm.ToolCall{}
-	for _, ch := range c.list {
-		d := ch.ToolCall
-		if d == nil {
-			continue
-		}
-		n++
-		tc := calls[d.Index]
-		if tc == nil {
-			tc = &llm.ToolCall{}
-			calls[d.Index] = tc
-		}
-		tc.ID += d.ID
-		tc.Name += d.Name
-		tc.Arguments += d.Arguments
-	}
-	return calls, n
-}
-
 // TestAnthropicAimockText: the text block's deltas stream as several text
 // chunks whose concatenation is the answer, with the usage of
 // message_start and message_delta; the request streams, with the key and
 // the API version the API requires and the default max_tokens.
 func TestAnthropicAimockText(t *testing.T) {
-	const answer = "The quick brown fox jumps over the lazy dog — café, naïve."
-	s := aimock.Start(t, aimock.Fixture{
-		Match:     aimock.Match{UserMessage: "fox"},
-		Response:  aimock.Response{Content: answer, Usage: &aimock.Usage{PromptTokens: 12, CompletionTokens: 9}},
-		ChunkSize: 5,
-	})
-	var c chunks
-	resp, err := anthropicAimock(s).Stream(t.Context(), userRequest(claudeModel, "tell me about the fox"), c.on)
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, n := c.text()
-	if n < 2 || text != answer || resp.Text != answer {
-		t.Errorf("streamed %q in %d chunks, answered %q; want %q in several chunks", text, n, resp.Text, answer)
-	}
-	if resp.Reasoning != "" || len(resp.ToolCalls) != 0 {
-		t.Errorf("reasoning %q, tool calls %v; want none", resp.Reasoning, resp.ToolCalls)
-	}
-	if want := (llm.Usage{InputTokens: 12, OutputTokens: 9}); resp.Usage != want {
-		t.Errorf("usage %+v, want %+v", resp.Usage, want)
-	}
+	s := testAimockText(t, anthropicAimock, claudeModel, "The quick brown fox jumps over the lazy dog — café, naïve.")
 
 	journal := s.Journal()
 	if len(journal) != 1 {
@@ -151,33 +109,7 @@ func TestAnthropicAimockText(t *testing.T) {
 // stream as reasoning chunks before the text; its signature_delta adds
 // nothing to the reasoning.
 func TestAnthropicAimockThinking(t *testing.T) {
-	const thinking = "The user greets me; I greet back."
-	s := aimock.Start(t, aimock.Fixture{
-		Response:  aimock.Response{Reasoning: thinking, Content: "Hello!"},
-		ChunkSize: 6,
-	})
-	var c chunks
-	resp, err := anthropicAimock(s).Stream(t.Context(), userRequest(claudeModel, "hi"), c.on)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reasoning, n := c.reasoning()
-	if n < 2 || reasoning != thinking || resp.Reasoning != thinking {
-		t.Errorf("streamed reasoning %q in %d chunks, answered %q; want %q in several chunks", reasoning, n, resp.Reasoning, thinking)
-	}
-	if text, _ := c.text(); text != "Hello!" || resp.Text != "Hello!" {
-		t.Errorf("text %q, answered %q", text, resp.Text)
-	}
-	firstText := slices.IndexFunc(c.list, func(ch llm.Chunk) bool { return ch.Text != "" })
-	lastReasoning := -1
-	for i, ch := range c.list {
-		if ch.Reasoning != "" {
-			lastReasoning = i
-		}
-	}
-	if firstText < 0 || lastReasoning > firstText {
-		t.Errorf("reasoning chunk %d comes after text chunk %d", lastReasoning, firstText)
-	}
+	testAimockReasoning(t, anthropicAimock, claudeModel)
 }
 
 // TestAnthropicAimockToolUse: the input_json_delta events of tool_use
@@ -235,18 +167,7 @@ func TestAnthropicAimockToolUse(t *testing.T) {
 			if resp.Text != tt.response.Content || resp.Reasoning != tt.response.Reasoning {
 				t.Errorf("text %q, reasoning %q; want %q, %q", resp.Text, resp.Reasoning, tt.response.Content, tt.response.Reasoning)
 			}
-			got, deltas := toolDeltas(&c)
-			if len(got) != len(tt.want) {
-				t.Errorf("deltas of %d calls, want %d", len(got), len(tt.want))
-			}
-			for i, w := range tt.want {
-				if g := got[i]; g == nil || *g != w {
-					t.Errorf("deltas of call %d make %+v, want %+v", i, g, w)
-				}
-			}
-			if deltas <= 2*len(tt.want) {
-				t.Errorf("%d tool call deltas; want the arguments in several", deltas)
-			}
+			checkToolDeltas(t, &c, tt.want)
 			// Each call's first delta names it; the argument deltas follow.
 			seen := map[int]bool{}
 			for _, ch := range c.list {
@@ -403,25 +324,7 @@ func TestAnthropicAimockStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.typ, func(t *testing.T) {
-			s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Error: &aimock.Error{Message: tt.message, Type: tt.typ}, Status: tt.status}})
-			var c chunks
-			resp, err := anthropicAimock(s).Stream(t.Context(), userRequest(claudeModel, "hi"), c.on)
-			var se *llm.StatusError
-			if !errors.As(err, &se) {
-				t.Fatalf("got %v, %v; want a *llm.StatusError", resp, err)
-			}
-			if se.StatusCode != tt.status || se.Message != tt.message {
-				t.Errorf("got status %d message %q, want %d %q", se.StatusCode, se.Message, tt.status, tt.message)
-			}
-			if llm.IsRetryable(err) != tt.retryable {
-				t.Errorf("IsRetryable = %v, want %v", llm.IsRetryable(err), tt.retryable)
-			}
-			if len(c.list) != 0 {
-				t.Errorf("streamed %d chunks before the error", len(c.list))
-			}
-			if n := len(s.Journal()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
+			testAimockStatus(t, anthropicAimock, claudeModel, tt.status, tt.typ, tt.message, tt.retryable)
 		})
 	}
 }
@@ -516,16 +419,7 @@ func TestAnthropicAimockBrokenStream(t *testing.T) {
 			if f.Response.ToolCalls == nil {
 				f.Response.Content = answer
 			}
-			s := aimock.Start(t, f)
-			var c chunks
-			resp, err := anthropicAimock(s).Stream(t.Context(), userRequest(claudeModel, "count"), c.on)
-			text, _ := c.text()
-			if err == nil {
-				t.Fatalf("answered %+v with no error after streaming %q", resp, text)
-			}
-			if resp != nil {
-				t.Errorf("answered %+v beside the error %v", resp, err)
-			}
+			s, text, err := streamBroken(t, anthropicAimock, claudeModel, f)
 			if tt.allText && text != answer {
 				t.Errorf("streamed %q, want %q", text, answer)
 			}
@@ -548,30 +442,5 @@ func TestAnthropicAimockBrokenStream(t *testing.T) {
 // call with context.Canceled at once, long before the slow stream would
 // have finished.
 func TestAnthropicAimockCancel(t *testing.T) {
-	const answer = "A slow answer that streams one character at a time, twenty each second."
-	s := aimock.Start(t, aimock.Fixture{
-		Response:  aimock.Response{Content: answer},
-		ChunkSize: 1,
-		Profile:   &aimock.StreamingProfile{TPS: 20},
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var c chunks
-	var cancelled time.Time
-	resp, err := anthropicAimock(s).Stream(ctx, userRequest(claudeModel, "slowly"), func(ch llm.Chunk) error {
-		if ch.Text != "" && cancelled.IsZero() {
-			cancelled = time.Now()
-			cancel()
-		}
-		return c.on(ch)
-	})
-	if !errors.Is(err, context.Canceled) || resp != nil {
-		t.Fatalf("got %+v, %v; want context.Canceled", resp, err)
-	}
-	if d := time.Since(cancelled); d > time.Second {
-		t.Errorf("the call returned %s after the cancellation", d)
-	}
-	if text, _ := c.text(); text == "" || text == answer || !strings.HasPrefix(answer, text) {
-		t.Errorf("streamed %q: want a strict, non-empty prefix of %q", text, answer)
-	}
+	testAimockCancel(t, anthropicAimock, claudeModel)
 }

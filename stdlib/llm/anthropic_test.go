@@ -28,29 +28,20 @@ type anthropicServer struct {
 func newAnthropicServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *anthropicServer {
 	t.Helper()
 	s := &anthropicServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
-			http.Error(w, "not found: "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-			return
-		}
-		data, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(data, &body); err != nil {
-			http.Error(w, "bad JSON", http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
+	s.Server = newRecordingServer(t, "/v1/messages", &s.mu, func(body map[string]any, r *http.Request) {
 		s.bodies = append(s.bodies, body)
 		s.headers = append(s.headers, r.Header.Clone())
-		s.mu.Unlock()
-		reply(w, r)
-	}))
-	t.Cleanup(s.Close)
+	}, reply)
 	return s
 }
 
 func (s *anthropicServer) provider() *Anthropic {
 	return NewAnthropic(AnthropicOptions{APIKey: "sk-ant-test", BaseURL: s.URL, HTTPClient: s.Client()})
+}
+
+// hi sends the provider of s the smallest request, hi().
+func (s *anthropicServer) hi(ctx context.Context, on func(Chunk) error) (*Response, error) {
+	return s.provider().Stream(ctx, hi(), on)
 }
 
 // requests is how many requests the server has had.
@@ -126,16 +117,7 @@ func TestAnthropicText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Chunk{{Text: "Hel"}, {Text: "lo, "}, {Text: "world"}}
-	if !reflect.DeepEqual(c.chunks, want) {
-		t.Errorf("chunks %+v, want %+v", c.chunks, want)
-	}
-	if resp.Text != "Hello, world" || resp.Reasoning != "" || resp.ToolCalls != nil {
-		t.Errorf("response %+v", resp)
-	}
-	if resp.Usage != (Usage{InputTokens: 12, OutputTokens: 5}) {
-		t.Errorf("usage %+v", resp.Usage)
-	}
+	checkHelloWorld(t, c.chunks, resp)
 	sameJSON(t, "body", s.bodies[0], `{
 		"model":"claude-test",
 		"max_tokens":4096,
@@ -491,18 +473,7 @@ func TestAnthropicCancel(t *testing.T) {
 		events(w, messageStart(1, 1), blockStart(0, textBlock), textDelta(0, "Hel"))
 		<-r.Context().Done() // hold the stream open until the client goes
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, err := s.provider().Stream(ctx, hi(), func(Chunk) error { cancel(); return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-
-	// Cancelled before the call.
-	_, err = s.provider().Stream(ctx, hi(), (&oaCollect{}).on)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("before: got %v, want context.Canceled", err)
-	}
+	testCancel(t, s.hi)
 }
 
 func TestAnthropicCallbackError(t *testing.T) {
@@ -510,12 +481,7 @@ func TestAnthropicCallbackError(t *testing.T) {
 		events(w, messageStart(1, 1), blockStart(0, textBlock), textDelta(0, "a"), textDelta(0, "b"), blockStop(0),
 			messageDelta("end_turn", `{"output_tokens":2}`), messageStop)
 	})
-	stop := errors.New("stop")
-	n := 0
-	_, err := s.provider().Stream(context.Background(), hi(), func(Chunk) error { n++; return stop })
-	if err != stop || n != 1 {
-		t.Fatalf("got %v after %d chunks", err, n)
-	}
+	testCallbackError(t, s.hi)
 }
 
 func TestAnthropicBadRequest(t *testing.T) {

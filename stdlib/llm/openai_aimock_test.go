@@ -18,7 +18,7 @@ import (
 // OpenAI-compatible server (see package aimock).
 
 // aimockProvider is an OpenAI provider that talks to s.
-func aimockProvider(s *aimock.Server) *llm.OpenAI {
+func aimockProvider(s *aimock.Server) llm.Provider {
 	return llm.NewOpenAI(llm.OpenAIOptions{APIKey: "sk-aimock-test", BaseURL: s.OpenAIBaseURL()})
 }
 
@@ -63,18 +63,60 @@ func (c *chunks) reasoning() (text string, n int) {
 	return b.String(), n
 }
 
-// TestOpenAIAimockText: text streams in several chunks whose concatenation
-// is the answer's text, with the usage the server reports, which the
-// provider asks for with stream_options.include_usage.
-func TestOpenAIAimockText(t *testing.T) {
-	const answer = "The quick brown fox jumps over the lazy dog."
+// toolDeltas puts the tool call deltas of c together by their index.
+func toolDeltas(c *chunks) (calls map[int]*llm.ToolCall, n int) {
+	calls = map[int]*llm.ToolCall{}
+	for _, ch := range c.list {
+		d := ch.ToolCall
+		if d == nil {
+			continue
+		}
+		n++
+		tc := calls[d.Index]
+		if tc == nil {
+			tc = &llm.ToolCall{}
+			calls[d.Index] = tc
+		}
+		tc.ID += d.ID
+		tc.Name += d.Name
+		tc.Arguments += d.Arguments
+	}
+	return calls, n
+}
+
+// checkToolDeltas fails the test unless the tool call deltas of c, put
+// together, are the calls want, their arguments in several deltas.
+func checkToolDeltas(t *testing.T, c *chunks, want []llm.ToolCall) {
+	t.Helper()
+	got, deltas := toolDeltas(c)
+	if len(got) != len(want) {
+		t.Errorf("deltas of %d calls, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g == nil || *g != w {
+			t.Errorf("deltas of call %d make %+v, want %+v", i, g, w)
+		}
+	}
+	if deltas <= 2*len(want) {
+		t.Errorf("%d tool call deltas; want the arguments in several", deltas)
+	}
+}
+
+// The tests below run each provider against aimock: newProvider makes
+// it talk to the server, and model is the model the requests name.
+
+// testAimockText: text streams in several chunks whose concatenation is
+// the answer, with the usage the server reports. It returns the server,
+// whose journal has the one request.
+func testAimockText(t *testing.T, newProvider func(*aimock.Server) llm.Provider, model, answer string) *aimock.Server {
+	t.Helper()
 	s := aimock.Start(t, aimock.Fixture{
 		Match:     aimock.Match{UserMessage: "fox"},
 		Response:  aimock.Response{Content: answer, Usage: &aimock.Usage{PromptTokens: 12, CompletionTokens: 9}},
 		ChunkSize: 5,
 	})
 	var c chunks
-	resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "tell me about the fox"), c.on)
+	resp, err := newProvider(s).Stream(t.Context(), userRequest(model, "tell me about the fox"), c.on)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +130,124 @@ func TestOpenAIAimockText(t *testing.T) {
 	if want := (llm.Usage{InputTokens: 12, OutputTokens: 9}); resp.Usage != want {
 		t.Errorf("usage %+v, want %+v", resp.Usage, want)
 	}
+	return s
+}
+
+// testAimockReasoning: the fixture's reasoning arrives as reasoning
+// chunks, in several, before the text.
+func testAimockReasoning(t *testing.T, newProvider func(*aimock.Server) llm.Provider, model string) {
+	t.Helper()
+	const thinking = "The user greets me; I greet back."
+	s := aimock.Start(t, aimock.Fixture{
+		Response:  aimock.Response{Reasoning: thinking, Content: "Hello!"},
+		ChunkSize: 6,
+	})
+	var c chunks
+	resp, err := newProvider(s).Stream(t.Context(), userRequest(model, "hi"), c.on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasoning, n := c.reasoning()
+	if n < 2 || reasoning != thinking || resp.Reasoning != thinking {
+		t.Errorf("streamed reasoning %q in %d chunks, answered %q; want %q in several chunks", reasoning, n, resp.Reasoning, thinking)
+	}
+	if text, _ := c.text(); text != "Hello!" || resp.Text != "Hello!" {
+		t.Errorf("text %q, answered %q", text, resp.Text)
+	}
+	firstText := slices.IndexFunc(c.list, func(ch llm.Chunk) bool { return ch.Text != "" })
+	lastReasoning := -1
+	for i, ch := range c.list {
+		if ch.Reasoning != "" {
+			lastReasoning = i
+		}
+	}
+	if firstText < 0 || lastReasoning > firstText {
+		t.Errorf("reasoning chunk %d comes after text chunk %d", lastReasoning, firstText)
+	}
+}
+
+// testAimockStatus: an error answer with the status, the error type typ
+// and the message is a *llm.StatusError with the status and the message,
+// retryable or not, after no chunk and one request: the model node
+// retries, not the SDK.
+func testAimockStatus(t *testing.T, newProvider func(*aimock.Server) llm.Provider, model string, status int, typ, message string, retryable bool) {
+	t.Helper()
+	s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Error: &aimock.Error{Message: message, Type: typ}, Status: status}})
+	var c chunks
+	resp, err := newProvider(s).Stream(t.Context(), userRequest(model, "hi"), c.on)
+	var se *llm.StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v, %v; want a *llm.StatusError", resp, err)
+	}
+	if se.StatusCode != status || se.Message != message {
+		t.Errorf("got status %d message %q, want %d %q", se.StatusCode, se.Message, status, message)
+	}
+	if llm.IsRetryable(err) != retryable {
+		t.Errorf("IsRetryable = %v, want %v", llm.IsRetryable(err), retryable)
+	}
+	if len(c.list) != 0 {
+		t.Errorf("streamed %d chunks before the error", len(c.list))
+	}
+	if n := len(s.Journal()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// streamBroken streams the answer of the fixture f, which must fail with
+// no response: it returns the server, the text streamed and the error.
+func streamBroken(t *testing.T, newProvider func(*aimock.Server) llm.Provider, model string, f aimock.Fixture) (s *aimock.Server, text string, err error) {
+	t.Helper()
+	s = aimock.Start(t, f)
+	var c chunks
+	resp, err := newProvider(s).Stream(t.Context(), userRequest(model, "count"), c.on)
+	text, _ = c.text()
+	if err == nil {
+		t.Fatalf("answered %+v with no error after streaming %q", resp, text)
+	}
+	if resp != nil {
+		t.Errorf("answered %+v beside the error %v", resp, err)
+	}
+	return s, text, err
+}
+
+// testAimockCancel: cancelling the context mid-stream ends the call with
+// context.Canceled at once, long before the slow stream would have
+// finished.
+func testAimockCancel(t *testing.T, newProvider func(*aimock.Server) llm.Provider, model string) {
+	t.Helper()
+	const answer = "A slow answer that streams one character at a time, twenty each second."
+	s := aimock.Start(t, aimock.Fixture{
+		Response:  aimock.Response{Content: answer},
+		ChunkSize: 1,
+		Profile:   &aimock.StreamingProfile{TPS: 20},
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var c chunks
+	var cancelled time.Time
+	resp, err := newProvider(s).Stream(ctx, userRequest(model, "slowly"), func(ch llm.Chunk) error {
+		if ch.Text != "" && cancelled.IsZero() {
+			cancelled = time.Now()
+			cancel()
+		}
+		return c.on(ch)
+	})
+	if !errors.Is(err, context.Canceled) || resp != nil {
+		t.Fatalf("got %+v, %v; want context.Canceled", resp, err)
+	}
+	if d := time.Since(cancelled); d > time.Second {
+		t.Errorf("the call returned %s after the cancellation", d)
+	}
+	if text, _ := c.text(); text == "" || text == answer || !strings.HasPrefix(answer, text) {
+		t.Errorf("streamed %q: want a strict, non-empty prefix of %q", text, answer)
+	}
+}
+
+// TestOpenAIAimockText: text streams in several chunks whose concatenation
+// is the answer's text, with the usage the server reports, which the
+// provider asks for with stream_options.include_usage.
+func TestOpenAIAimockText(t *testing.T) {
+	s := testAimockText(t, aimockProvider, "gpt-4o-mini", "The quick brown fox jumps over the lazy dog.")
 	reqs := s.ChatRequests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d requests, want 1", len(reqs))
@@ -100,32 +260,7 @@ func TestOpenAIAimockText(t *testing.T) {
 // TestOpenAIAimockReasoning: aimock streams reasoning as reasoning_content
 // deltas before the text; they arrive as reasoning chunks.
 func TestOpenAIAimockReasoning(t *testing.T) {
-	s := aimock.Start(t, aimock.Fixture{
-		Response:  aimock.Response{Reasoning: "The user greets me; I greet back.", Content: "Hello!"},
-		ChunkSize: 6,
-	})
-	var c chunks
-	resp, err := aimockProvider(s).Stream(t.Context(), userRequest("o4-mini", "hi"), c.on)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reasoning, n := c.reasoning()
-	if n < 2 || reasoning != "The user greets me; I greet back." || resp.Reasoning != reasoning {
-		t.Errorf("streamed reasoning %q in %d chunks, answered %q", reasoning, n, resp.Reasoning)
-	}
-	if text, _ := c.text(); text != "Hello!" || resp.Text != "Hello!" {
-		t.Errorf("text %q, answered %q", text, resp.Text)
-	}
-	firstText := slices.IndexFunc(c.list, func(ch llm.Chunk) bool { return ch.Text != "" })
-	lastReasoning := -1
-	for i, ch := range c.list {
-		if ch.Reasoning != "" {
-			lastReasoning = i
-		}
-	}
-	if lastReasoning > firstText {
-		t.Errorf("reasoning chunk %d comes after text chunk %d", lastReasoning, firstText)
-	}
+	testAimockReasoning(t, aimockProvider, "o4-mini")
 }
 
 // TestOpenAIAimockToolCalls: tool call deltas, the arguments split over
@@ -171,31 +306,7 @@ func TestOpenAIAimockToolCalls(t *testing.T) {
 				t.Errorf("text %q, want %q", resp.Text, tt.text)
 			}
 			// The deltas of each call, put together, are the call.
-			got := map[int]*llm.ToolCall{}
-			deltas := 0
-			for _, ch := range c.list {
-				d := ch.ToolCall
-				if d == nil {
-					continue
-				}
-				deltas++
-				tc := got[d.Index]
-				if tc == nil {
-					tc = &llm.ToolCall{}
-					got[d.Index] = tc
-				}
-				tc.ID += d.ID
-				tc.Name += d.Name
-				tc.Arguments += d.Arguments
-			}
-			for i, w := range want {
-				if g := got[i]; g == nil || *g != w {
-					t.Errorf("deltas of call %d make %+v, want %+v", i, g, w)
-				}
-			}
-			if deltas <= 2*len(want) {
-				t.Errorf("%d tool call deltas; want the arguments in several", deltas)
-			}
+			checkToolDeltas(t, &c, want)
 		})
 	}
 }
@@ -298,26 +409,7 @@ func TestOpenAIAimockStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.status), func(t *testing.T) {
-			s := aimock.Start(t, aimock.Fixture{Response: aimock.Response{Error: &aimock.Error{Message: tt.message, Type: "server_error"}, Status: tt.status}})
-			var c chunks
-			resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "hi"), c.on)
-			var se *llm.StatusError
-			if !errors.As(err, &se) {
-				t.Fatalf("got %v, %v; want a *llm.StatusError", resp, err)
-			}
-			if se.StatusCode != tt.status || se.Message != tt.message {
-				t.Errorf("got status %d message %q, want %d %q", se.StatusCode, se.Message, tt.status, tt.message)
-			}
-			if llm.IsRetryable(err) != tt.retryable {
-				t.Errorf("IsRetryable = %v, want %v", llm.IsRetryable(err), tt.retryable)
-			}
-			if len(c.list) != 0 {
-				t.Errorf("streamed %d chunks before the error", len(c.list))
-			}
-			// The model node retries, not the SDK: one request.
-			if n := len(s.Journal()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
+			testAimockStatus(t, aimockProvider, "gpt-4o-mini", tt.status, "server_error", tt.message, tt.retryable)
 		})
 	}
 }
@@ -342,16 +434,7 @@ func TestOpenAIAimockBrokenStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.fixture
 			f.Response = aimock.Response{Content: answer}
-			s := aimock.Start(t, f)
-			var c chunks
-			resp, err := aimockProvider(s).Stream(t.Context(), userRequest("gpt-4o-mini", "count"), c.on)
-			text, _ := c.text()
-			if err == nil {
-				t.Fatalf("answered %q with no error after streaming %q", resp.Text, text)
-			}
-			if resp != nil {
-				t.Errorf("answered %+v beside the error %v", resp, err)
-			}
+			_, text, err := streamBroken(t, aimockProvider, "gpt-4o-mini", f)
 			if !strings.HasPrefix(answer, text) || text == answer {
 				t.Errorf("streamed %q: want a strict prefix of %q", text, answer)
 			}
@@ -365,25 +448,5 @@ func TestOpenAIAimockBrokenStream(t *testing.T) {
 // TestOpenAIAimockCancel: cancelling the context mid-stream ends the call
 // with context.Canceled, before the slow stream would have finished.
 func TestOpenAIAimockCancel(t *testing.T) {
-	const answer = "A slow answer that streams one character at a time, twenty each second."
-	s := aimock.Start(t, aimock.Fixture{
-		Response:  aimock.Response{Content: answer},
-		ChunkSize: 1,
-		Profile:   &aimock.StreamingProfile{TPS: 20},
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var c chunks
-	resp, err := aimockProvider(s).Stream(ctx, userRequest("gpt-4o-mini", "slowly"), func(ch llm.Chunk) error {
-		if ch.Text != "" {
-			cancel()
-		}
-		return c.on(ch)
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %+v, %v; want context.Canceled", resp, err)
-	}
-	if text, _ := c.text(); text == "" || text == answer || !strings.HasPrefix(answer, text) {
-		t.Errorf("streamed %q: want a strict, non-empty prefix of %q", text, answer)
-	}
+	testAimockCancel(t, aimockProvider, "gpt-4o-mini")
 }

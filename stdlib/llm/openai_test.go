@@ -27,29 +27,20 @@ type openAIServer struct {
 func newOpenAIServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)) *openAIServer {
 	t.Helper()
 	s := &openAIServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
-			http.Error(w, "not found: "+r.Method+" "+r.URL.Path, http.StatusNotFound)
-			return
-		}
-		data, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		if err := json.Unmarshal(data, &body); err != nil {
-			http.Error(w, "bad JSON", http.StatusBadRequest)
-			return
-		}
-		s.mu.Lock()
+	s.Server = newRecordingServer(t, "/v1/chat/completions", &s.mu, func(body map[string]any, r *http.Request) {
 		s.bodies = append(s.bodies, body)
 		s.auth = append(s.auth, r.Header.Get("Authorization"))
-		s.mu.Unlock()
-		reply(w, r)
-	}))
-	t.Cleanup(s.Close)
+	}, reply)
 	return s
 }
 
 func (s *openAIServer) provider() *OpenAI {
 	return NewOpenAI(OpenAIOptions{APIKey: "sk-test", BaseURL: s.URL + "/v1", HTTPClient: s.Client()})
+}
+
+// hi sends the provider of s a request of the user message "hi".
+func (s *openAIServer) hi(ctx context.Context, on func(Chunk) error) (*Response, error) {
+	return s.provider().Stream(ctx, &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}}, on)
 }
 
 // sse writes the chunks as server-sent events, flushing after each.
@@ -104,16 +95,7 @@ func TestOpenAIText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []Chunk{{Text: "Hel"}, {Text: "lo, "}, {Text: "world"}}
-	if !reflect.DeepEqual(c.chunks, want) {
-		t.Errorf("chunks %+v, want %+v", c.chunks, want)
-	}
-	if resp.Text != "Hello, world" || resp.Reasoning != "" || resp.ToolCalls != nil {
-		t.Errorf("response %+v", resp)
-	}
-	if resp.Usage != (Usage{InputTokens: 12, OutputTokens: 5}) {
-		t.Errorf("usage %+v", resp.Usage)
-	}
+	checkHelloWorld(t, c.chunks, resp)
 	body := s.bodies[0]
 	if body["model"] != "gpt-test" || body["stream"] != true {
 		t.Errorf("body %v", body)
@@ -335,32 +317,14 @@ func TestOpenAICancel(t *testing.T) {
 		sse(w, delta(`{"content":"Hel"}`))
 		<-r.Context().Done() // hold the stream open until the client goes
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	_, err := s.provider().Stream(ctx, &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}},
-		func(Chunk) error { cancel(); return nil })
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("got %v, want context.Canceled", err)
-	}
-
-	// Cancelled before the call.
-	_, err = s.provider().Stream(ctx, &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}}, (&oaCollect{}).on)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("before: got %v, want context.Canceled", err)
-	}
+	testCancel(t, s.hi)
 }
 
 func TestOpenAICallbackError(t *testing.T) {
 	s := newOpenAIServer(t, func(w http.ResponseWriter, r *http.Request) {
 		sse(w, delta(`{"content":"a"}`), delta(`{"content":"b"}`), finish("stop"), "[DONE]")
 	})
-	stop := errors.New("stop")
-	n := 0
-	_, err := s.provider().Stream(context.Background(), &Request{Model: "m", Messages: []Message{{Role: RoleUser, Content: "hi"}}},
-		func(Chunk) error { n++; return stop })
-	if err != stop || n != 1 {
-		t.Fatalf("got %v after %d chunks", err, n)
-	}
+	testCallbackError(t, s.hi)
 }
 
 func TestOpenAIBadRequest(t *testing.T) {
