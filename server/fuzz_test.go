@@ -164,6 +164,7 @@ var fuzzRoutes = []string{
 	"/agui/workflows/approve",
 	"/agui/threads/c1/runs",
 	"/agui/threads/i1/runs",
+	"/agui/threads/" + strings.Repeat("t", 300) + "/runs",
 }
 
 // runSeeds are request bodies, valid and not, for every run route.
@@ -211,6 +212,12 @@ var runSeeds = []string{
 	`{"threadId": "t", "state": ` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`,
 	"\xef\xbb\xbf{\"threadId\": \"t\"}",
 	"{\"threadId\": \"t\"}\n{}",
+	// Ids over their limit, and answers to interrupts no thread waits for.
+	`{"threadId": "` + strings.Repeat("t", 300) + `", "forwardedProps": {"aguic": {"workflowId": "echo"}}}`,
+	`{"threadId": "t", "runId": "` + strings.Repeat("r", 300) + `", "messages": [{"id": "` + strings.Repeat("m", 300) + `", "role": "tool", "toolCallId": "` + strings.Repeat("c", 300) + `", "content": "x"}]}`,
+	`{"threadId": "c1", "messages": [], "resume": [{"interruptId": "x", "status": "resolved"}], "forwardedProps": {"aguic": {"workflowId": "counter"}}}`,
+	`{"threadId": "f1", "resume": [{"interruptId": "x", "status": "cancelled"}], "forwardedProps": {"aguic": {"workflowId": "refund"}}}`,
+	`{"threadId": "new", "resume": [{"interruptId": "x", "status": "cancelled"}], "forwardedProps": {"aguic": {"workflowId": "approve"}}}`,
 }
 
 // FuzzRunInput posts arbitrary bytes to the run routes. The answer is

@@ -15,9 +15,9 @@ import (
 type RunAgentInput struct {
 	_ struct{} `json:"-" additionalProperties:"true"`
 
-	ThreadID        string         `json:"threadId" minLength:"1" doc:"The thread: the conversation of a conversation workflow, a label for a stateless one."`
-	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id; the server makes one when it is empty."`
-	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true" doc:"The run this one follows, echoed in RUN_STARTED."`
+	ThreadID        string         `json:"threadId" minLength:"1" doc:"The thread: the conversation of a conversation workflow, a label for a stateless one. At most 256 bytes."`
+	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id; the server makes one when it is empty. At most 256 bytes."`
+	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true" doc:"The run this one follows, echoed in RUN_STARTED. At most 256 bytes."`
 	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
 	Messages        []Message      `json:"messages,omitempty" doc:"The whole history for a stateless workflow; only the new turn for a conversation."`
 	State           any            `json:"state,omitempty" doc:"The client's state, $agent.state."`
@@ -36,14 +36,14 @@ func (Message) Schema(huma.Registry) *huma.Schema {
 		Type:        huma.TypeObject,
 		Description: "An AG-UI message: developer, system, assistant, user, tool, activity or reasoning.",
 		Properties: map[string]*huma.Schema{
-			"id":   {Type: huma.TypeString},
+			"id":   {Type: huma.TypeString, Description: "At most 256 bytes."},
 			"role": {Type: huma.TypeString, Enum: []any{agui.RoleDeveloper, agui.RoleSystem, agui.RoleAssistant, agui.RoleUser, agui.RoleTool, agui.RoleActivity, agui.RoleReasoning}},
 			"content": {
 				Description: "Text, or for user and tool messages a list of parts (text, image, audio, video, document); any JSON for activity messages.",
 			},
 			"name":         {Type: huma.TypeString},
-			"toolCalls":    {Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}},
-			"toolCallId":   {Type: huma.TypeString},
+			"toolCalls":    {Type: huma.TypeArray, Items: &huma.Schema{Type: huma.TypeObject, AdditionalProperties: true}, Description: "Each call's id is at most 256 bytes."},
+			"toolCallId":   {Type: huma.TypeString, Description: "At most 256 bytes."},
 			"activityType": {Type: huma.TypeString},
 		},
 		Required:             []string{"role"},
@@ -66,7 +66,7 @@ type ContextEntry struct {
 // ResumeEntry answers one open interrupt.
 type ResumeEntry struct {
 	_           struct{} `json:"-" additionalProperties:"true"`
-	InterruptID string   `json:"interruptId" minLength:"1"`
+	InterruptID string   `json:"interruptId" minLength:"1" doc:"At most 256 bytes."`
 	Status      string   `json:"status" enum:"resolved,cancelled"`
 	Payload     any      `json:"payload,omitempty"`
 }

@@ -157,6 +157,9 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 			return nil, err
 		}
 	}
+	if err := s.checkResume(ctx, key, wf, in); err != nil {
+		return nil, err
+	}
 	r, err := s.admit(ctx, key, in.RunID)
 	if err != nil {
 		return nil, err
@@ -235,8 +238,10 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, 
 	return r, nil
 }
 
+// busy is the 409 of a thread a run holds; Retry-After says when to try
+// again, in seconds.
 func busy(key store.Key) error {
-	return huma.Error409Conflict(fmt.Sprintf("a run is in progress on thread %q of workflow %q; send the next request when it has finished", key.Thread, key.Workflow))
+	return huma.ErrorWithHeaders(huma.Error409Conflict(fmt.Sprintf("a run is in progress on thread %q of workflow %q; send the next request when it has finished", key.Thread, key.Workflow)), http.Header{"Retry-After": {"1"}})
 }
 
 func withDeadline(ctx context.Context, cancel context.CancelFunc, d time.Duration) (context.Context, context.CancelFunc) {

@@ -213,6 +213,9 @@ func resumeFrontendTool(c *vm.Call) (vm.Step, error) {
 	if err := fromState(c.State(), &st); err != nil || st.ToolCallID == "" {
 		return vm.Step{}, vm.Errorf(vm.ErrInternal, "the checkpoint holds no pending tool call for this node")
 	}
+	if len(c.Resume.Interrupts) > 0 {
+		return vm.Step{}, vm.Errorf(vm.ErrResume, "tool call %q waits for its result in a tool message, not for interrupt answers", st.ToolCallID)
+	}
 	msg, err := incomingMessage(c, st.ToolCallID)
 	if err != nil {
 		return vm.Step{}, err
@@ -284,10 +287,14 @@ func incomingMessage(c *vm.Call, pending string) (map[string]any, error) {
 var agentMessages = vm.ParsePath("$agent.messages")
 
 // execSuspend ends the run and waits for the user; resumed, it merges its
-// merge key into the context and goes on.
+// merge key into the context and goes on. A resume that answers
+// interrupts is refused: the node still waits.
 func execSuspend(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if c.Resume == nil {
 		return vm.Step{Wait: &vm.Wait{Kind: vm.WaitUser}}, nil
+	}
+	if len(c.Resume.Interrupts) > 0 {
+		return vm.Step{}, vm.Errorf(vm.ErrResume, "the thread waits for the next user message, not for interrupt answers")
 	}
 	merge, err := objectKey(c, "merge")
 	if err != nil {

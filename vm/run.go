@@ -128,6 +128,10 @@ type runner struct {
 	vm     exprvm.VM
 	caught *Error // the error a catch node binds
 
+	// ctx is the context loop runs under: evaluations give up once it is
+	// done (see eval).
+	ctx context.Context
+
 	subagent string // the run id of a called workflow; "" for the main flow
 
 	// checkpoint saves the frame between two nodes of the main flow; nil
@@ -142,6 +146,7 @@ type runner struct {
 // fails, or it reaches the node stop (the join of a parallel branch).
 func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome {
 	f := r.frame
+	r.ctx = ctx
 	for {
 		if err := ctx.Err(); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
