@@ -123,30 +123,56 @@ func Open(opts Options) (*Store, error) {
 // finds files worth rewriting.
 const valueLogFileSize = 64 << 20
 
-// tuned returns Badger options for a small footprint: an 8 MiB memtable
-// (two of them), small caches and value-log files, two compactors and no
-// metrics. Badger's defaults take about 90 MB of heap and 16 goroutines;
-// these about a quarter of it. A transaction may then hold about 1.2 MB of
-// keys and small values; on disk, values over 4 KiB (large frames and
-// events) go to the value log and count for a few bytes only. In memory
-// there is no value log, and a value may have up to 1 MiB.
+// The sizes of Badger's memtables and tables on disk. Badger builds every
+// table (a memtable flushed, or the output of a compaction) in a buffer in
+// memory that holds the table's blocks before and after compression, and
+// keeps up to eight of these buffers pooled for the next tables, each as
+// large as the largest table it built; it frees one for every two seconds
+// in which no table was built. Tables of Badger's default sizes double at each level, so that
+// memory grew with the database, about 4.6 KB of RSS per parked conversation
+// (docs/performance.md, "Parked conversations"). With tables of one size at
+// every level and a small memtable, a buffer stays under 7 MiB whatever the
+// size of the database.
+const (
+	// diskMemTableSize is the memtable on disk: a transaction may hold
+	// about 15% of it (600 KB) in keys and values up to 4 KiB; larger values
+	// go to the value log and count for a few bytes only.
+	diskMemTableSize = 4 << 20
+	// memoryMemTableSize is the memtable in memory, where values of up to
+	// 1 MiB stay in the memtable, which must hold them.
+	memoryMemTableSize = 8 << 20
+	// tableSize is the size of a table on disk, compressed, at every level.
+	tableSize = 512 << 10
+)
+
+// tuned returns Badger options for a small footprint: a small memtable
+// (two of them), small tables of one size at every level, small caches and
+// value-log files, two compactors and no metrics. Badger's defaults take
+// about 90 MB of heap and 16 goroutines; these a fraction of it, bounded
+// whatever the size of the database. In memory there is no value log, and
+// a value may have up to 1 MiB.
 func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
 	o := badgerdb.DefaultOptions(opts.Dir)
+	memTable := int64(diskMemTableSize)
 	if opts.InMemory {
 		o = badgerdb.DefaultOptions("")
+		memTable = memoryMemTableSize
 	} else {
 		o = o.WithValueThreshold(4 << 10)
 	}
+	// Badger has no With method for it: tables of one size at every level,
+	// rather than twice as large at each level down.
+	o.TableSizeMultiplier = 1
 	return o.
 		WithInMemory(opts.InMemory).
 		WithSyncWrites(opts.SyncWrites && !opts.InMemory).
 		WithLogger(log).
 		WithMetricsEnabled(false).
-		WithMemTableSize(8 << 20).
+		WithMemTableSize(memTable).
 		WithNumMemtables(2).
 		WithNumLevelZeroTables(2).
 		WithNumLevelZeroTablesStall(8).
-		WithBaseTableSize(2 << 20).
+		WithBaseTableSize(tableSize).
 		WithBaseLevelSize(8 << 20).
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(4 << 20).
