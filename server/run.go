@@ -161,10 +161,10 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	if err != nil {
 		return nil, err
 	}
-	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	sreq := store.Request{
 		Key:     key,
 		Owner:   r.owner,
+		Lease:   &r.lease,
 		TTL:     defaultLeaseTTL,
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
@@ -181,8 +181,27 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		sreq.Fresh = true
 		sreq.Context = hook.Context
 	}
-	go s.execute(r, in.ThreadID, sreq)
+	// The turn's input is written ahead before RUN_STARTED: a turn the
+	// client saw start survives a crash.
+	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
+	if err != nil {
+		s.release(r)
+		return nil, beginError(key, in.RunID, err)
+	}
+	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+	go s.execute(r, in.ThreadID, turn)
 	return s.stream(r), nil
+}
+
+// beginError is the answer to a run that could not begin.
+func beginError(key store.Key, runID string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrRunExists):
+		return huma.Error409Conflict(fmt.Sprintf("thread %q already has a run %q; a new turn needs a new runId", key.Thread, runID))
+	case errors.Is(err, store.ErrInterrupted):
+		return busy(key)
+	}
+	return huma.Error500InternalServerError("starting the run failed", err)
 }
 
 func isNotFound(err error) bool {
@@ -235,6 +254,15 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, 
 	return r, nil
 }
 
+// release undoes admit for a run that did not begin.
+func (s *Server) release(r *run) {
+	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
+	s.forget(r)
+	r.cancel()
+	close(r.done)
+	s.wg.Done()
+}
+
 func busy(key store.Key) error {
 	return huma.Error409Conflict(fmt.Sprintf("a run is in progress on thread %q of workflow %q; send the next request when it has finished", key.Thread, key.Workflow))
 }
@@ -255,13 +283,12 @@ func (s *Server) forget(r *run) {
 
 // execute runs one run to its end in a goroutine of its own: the request
 // that started it may be gone long before.
-func (s *Server) execute(r *run, threadID string, req store.Request) {
+func (s *Server) execute(r *run, threadID string, turn *store.Turn) {
 	defer s.wg.Done()
 	defer close(r.done)
 	defer r.cancel()
 	started := s.now()
-	req.Lease = &r.lease
-	o, _, err := store.Execute(r.ctx, s.cfg.Store, req)
+	o, _, err := turn.Run(r.ctx)
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.forget(r)
 	r.mu.Lock()

@@ -136,17 +136,17 @@ func (f *Frame) RunDelta() ([]byte, error) {
 	return data, nil
 }
 
-// UndoDelta returns the delta that takes the frame as it was when Track
-// was called back to itself, but for its id counter, which keeps f's: a
-// run that failed leaves the frame as it found it, except that the ids its
-// events used are not made again.
-func (f *Frame) UndoDelta() ([]byte, error) {
+// UndoDelta returns the delta that gives back the small fields of the
+// frame as they were when Track was called, with an id counter of at least
+// seq. Applied where the deltas taken since are dropped, it undoes a run
+// that failed, except that the ids its events used are not made again.
+func (f *Frame) UndoDelta(seq int64) ([]byte, error) {
 	c := f.changes
 	if c == nil {
 		return nil, fmt.Errorf("delta of a frame that is not tracked")
 	}
 	d := delta{scalars: c.start}
-	d.Seq = max(d.Seq, f.Seq)
+	d.Seq = max(d.Seq, seq)
 	return json.Marshal(d)
 }
 

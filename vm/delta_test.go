@@ -104,14 +104,13 @@ func playTracked(t *testing.T, src, wf string, ctx map[string]any, turns []*vm.R
 		}
 		sameFrame(t, fmt.Sprintf("turn %d: the run's delta", i), replay, f)
 
-		undo, err := f.UndoDelta()
+		undo, err := f.UndoDelta(f.Seq)
 		if err != nil {
 			t.Fatal(err)
 		}
-		back := cloneFrame(t, sh.copy)
 		// Undo applies on top of the frame before the turn (the store drops
 		// the run's deltas): it restores the small fields, keeps the ids.
-		back = cloneFrame(t, before)
+		back := cloneFrame(t, before)
 		if err := back.ApplyDelta(undo); err != nil {
 			t.Fatal(err)
 		}

@@ -52,11 +52,11 @@ type Interrupt struct {
 // Resume is the input that continues a suspended run.
 type Resume struct {
 	// Agent, when not nil, replaces $agent whole (an AG-UI turn).
-	Agent map[string]any
+	Agent map[string]any `json:"agent,omitempty"`
 	// Merge is merged into the context recursively before the node resumes.
-	Merge map[string]any
+	Merge map[string]any `json:"merge,omitempty"`
 	// Interrupts answers the open interrupts (AG-UI RunAgentInput.resume).
-	Interrupts []ResumeEntry
+	Interrupts []ResumeEntry `json:"interrupts,omitempty"`
 }
 
 // ResumeEntry answers one interrupt.
