@@ -38,9 +38,9 @@ type Journal struct {
 	live    vm.Sink
 	now     func() time.Time
 	input   turnInput
-	keep    int   // the thread's deltas when the journal started: a run that ends keeps them
-	base    int   // the size of the thread's frame
-	kept    int   // the size of the deltas it keeps
+	keep    int                             // the thread's deltas when the journal started: a run that ends keeps them
+	base    int                             // the size of the thread's frame
+	kept    int                             // the size of the deltas it keeps
 	undo    func(seq int64) ([]byte, error) // the delta that undoes the turn, with the id counter at seq
 	pending []Event
 	last    vm.Event // the last pending event, decoded

@@ -42,7 +42,6 @@ type lease struct {
 	Expires time.Time
 }
 
-
 var errBadRecord = errors.New("malformed record")
 
 type encoder []byte

@@ -35,7 +35,7 @@ type mem struct {
 type state struct {
 	Sources map[string][]byte    `json:"sources"`
 	Threads []*memThread         `json:"threads"`
-	Runs    map[string]store.Run `json:"runs"` // by runName
+	Runs    map[string]store.Run `json:"runs"`   // by runName
 	Tokens  uint64               `json:"tokens"` // the last token issued, store-wide
 }
 
