@@ -71,9 +71,15 @@ type waiting struct {
 	Wait  json.RawMessage `json:"wait,omitempty"`
 }
 
-// compactDeltas is how many deltas a thread may have before its frame is
-// written whole again, whatever their size.
-const compactDeltas = 1000
+// A thread's frame is written whole again when its deltas would outgrow
+// it (or compactBytes, for a small frame), or number compactDeltas: what a
+// run writes is then at most about twice what it changed, whatever the
+// size of the frame, and loading a thread reads at most about twice its
+// frame (or compactBytes).
+const (
+	compactBytes  = 8 << 10
+	compactDeltas = 1000
+)
 
 // SeqSink is a live sink that also learns each event's sequence number:
 // the Seq of the stored event it is, or is part of (the deltas of a text
@@ -197,7 +203,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 		if err != nil {
 			return err
 		}
-		if j.kept+len(d) > max(j.base, 4<<10) || j.keep+1 > compactDeltas {
+		if j.kept+len(d) > max(j.base, compactBytes) || j.keep+1 > compactDeltas {
 			if cp.Frame, err = f.Marshal(); err != nil {
 				return err
 			}

@@ -365,21 +365,18 @@ func readThread(txn *badgerdb.Txn, k store.Key, tk []byte, h *header) (store.Thr
 		return t, nil
 	}
 	prefix := deltaPrefix(tk, h.Gen)
-	t.Deltas = make([][]byte, 0, h.Deltas)
-	it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix, PrefetchValues: true, PrefetchSize: int(min(h.Deltas, 100))})
-	defer it.Close()
-	for it.Rewind(); it.Valid() && uint64(len(t.Deltas)) < h.Deltas; it.Next() {
-		if n := deltaSeq(it.Item().Key()); n != uint64(len(t.Deltas)) {
-			return t, fmt.Errorf("frame delta %d is missing", len(t.Deltas))
+	t.Deltas = make([][]byte, h.Deltas)
+	for n := range t.Deltas {
+		found, err := value(txn, deltaKey(prefix, uint64(n)), func(v []byte) error {
+			t.Deltas[n] = bytes.Clone(v)
+			return nil
+		})
+		if err == nil && !found {
+			err = errors.New("missing")
 		}
-		d, err := it.Item().ValueCopy(nil)
 		if err != nil {
-			return t, fmt.Errorf("frame delta %d: %w", len(t.Deltas), err)
+			return t, fmt.Errorf("frame delta %d: %w", n, err)
 		}
-		t.Deltas = append(t.Deltas, d)
-	}
-	if uint64(len(t.Deltas)) < h.Deltas {
-		return t, fmt.Errorf("frame delta %d is missing", len(t.Deltas))
 	}
 	return t, nil
 }

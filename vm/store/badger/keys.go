@@ -146,8 +146,6 @@ func deltaKey(prefix []byte, n uint64) []byte {
 // eventSeq is the sequence number at the end of an event key.
 func eventSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
-// deltaSeq is the number at the end of a delta key.
-func deltaSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
 func sourceKey(hash string) []byte { return append([]byte{prefixSource}, hash...) }
 
