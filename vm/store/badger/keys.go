@@ -146,7 +146,6 @@ func deltaKey(prefix []byte, n uint64) []byte {
 // eventSeq is the sequence number at the end of an event key.
 func eventSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
-
 func sourceKey(hash string) []byte { return append([]byte{prefixSource}, hash...) }
 
 // deltaPrefix is the prefix of one generation of a thread's frame deltas.
