@@ -356,3 +356,59 @@ func TestRunIDsAreNotReplayed(t *testing.T) {
 		t.Errorf("the refused duplicate ran: effects %v", w.effects)
 	}
 }
+
+// TestQueuedRunsRecoverInOrder: turns queued behind a run that a crash cut
+// short run after it, in the order they were queued, when recovery starts.
+func TestQueuedRunsRecoverInOrder(t *testing.T) {
+	w := newCrashWorld(t)
+	ctx := context.Background()
+	req := func(i int) store.Request {
+		return store.Request{
+			Key: crashKey, Owner: "dead", TTL: time.Hour, RunID: fmt.Sprintf("run-%d", i),
+			Machine: w.m, Bundle: w.bundle, Load: w.load,
+			Resume: &vm.Resume{Agent: map[string]any{"said": fmt.Sprintf("m%d", i)}},
+		}
+	}
+	if _, err := w.turn(w.base, 1); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := store.Begin(ctx, w.base, req(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn.Abandon()
+	for _, i := range []int{3, 4} {
+		if err := store.Queue(ctx, w.base, req(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Queue(ctx, w.base, req(3)); !errors.Is(err, store.ErrRunExists) {
+		t.Errorf("queueing run-3 again: %v, want ErrRunExists", err)
+	}
+	if _, err := w.base.ReleaseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Recover(ctx, w.base, "recovery", time.Hour, func(ctx context.Context, hash string) (*vm.Machine, error) {
+		if hash == "" {
+			return w.m, nil
+		}
+		return w.load(ctx, hash)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, r := range got {
+		if r.Err != nil || r.Outcome.Status != vm.Suspended {
+			t.Errorf("run %s: %+v %v", r.Run.ID, r.Outcome, r.Err)
+		}
+		order = append(order, r.Run.ID)
+	}
+	if !slices.Equal(order, []string{"run-2", "run-3", "run-4"}) {
+		t.Errorf("recovered %v, want run-2, run-3, run-4", order)
+	}
+	_, c := w.history(t)
+	if said := c["said"]; !vm.Equal(said, []any{"m1", "m2", "m3", "m4"}) {
+		t.Errorf("the turns the conversation took: %v", said)
+	}
+}

@@ -34,6 +34,8 @@ type Request struct {
 	Context map[string]any
 	// Resume continues the thread's frame (nil for an empty resume).
 	Resume *vm.Resume
+	// Queued says that the run was queued (Queue) and starts now.
+	Queued bool
 	// Live receives the events as they happen; nil for none. When it is a
 	// vm.NodeObserver it also learns when each node of the main flow
 	// starts and ends (not stored).
@@ -135,11 +137,20 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		now = time.Now
 	}
 	run := Run{ID: req.RunID, Key: req.Key, Status: Running, Started: now(), Input: input}
+	if req.Queued {
+		q, err := st.Run(ctx, req.Key, req.RunID)
+		if err != nil {
+			return fail(fmt.Errorf("start queued run %s: %w", req.RunID, err))
+		}
+		if q.Status != Queued {
+			return fail(fmt.Errorf("start queued run %s: %w", req.RunID, ErrRunExists))
+		}
+	}
 	runRec := run
 	started, err := st.Commit(held, jl, Commit{
 		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: base, RunID: run.ID},
 		Run:        &runRec,
-		NewRun:     true,
+		NewRun:     !req.Queued,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("start run %s: %w", run.ID, err))
@@ -197,6 +208,29 @@ func (t *Turn) end(ctx context.Context) {
 	if t.ownLock {
 		t.st.Release(ctx, t.lease)
 	}
+}
+
+// queuedInput is the Input of a queued run: what Begin will be asked.
+type queuedInput struct {
+	Fresh   bool           `json:"fresh,omitempty"`
+	Context map[string]any `json:"context,omitempty"`
+	Resume  *vm.Resume     `json:"resume,omitempty"`
+}
+
+// Queue writes req as a run of its thread that starts when the runs before
+// it have ended (Store.Enqueue): once it returns, the turn survives a crash
+// and recovery starts it, in order, if no process does before. Begin with
+// req.Queued starts it.
+func Queue(ctx context.Context, st Store, req Request) error {
+	in, err := json.Marshal(queuedInput{Fresh: req.Fresh, Context: req.Context, Resume: req.Resume})
+	if err != nil {
+		return fmt.Errorf("store the input of run %s: %w", req.RunID, err)
+	}
+	now := req.Now
+	if now == nil {
+		now = time.Now
+	}
+	return st.Enqueue(ctx, req.Key, Run{ID: req.RunID, Status: Queued, Started: now(), Input: in})
 }
 
 // Execute begins a run and runs it: Begin, then Turn.Run.

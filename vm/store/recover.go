@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,8 +24,9 @@ type Recovered struct {
 	Err     error      // why it could not be resumed; the run is then recorded as failed
 }
 
-// Recovery is the runs a crash left running, with their threads' leases
-// held: no other run can start on those threads until each is recovered.
+// Recovery is the runs a crash left running or queued, with their
+// threads' leases held: no other run can start on those threads until
+// their runs are recovered.
 //
 // Use it as: Claim before serving requests, then Resume (in the
 // background). A request for a thread still being recovered finds its
@@ -33,44 +36,69 @@ type Recovery struct {
 	claims []*claim
 }
 
+// claim is one thread's runs to recover: the one running first, if any,
+// then the queued ones in their order.
 type claim struct {
-	run   Run
-	lease Lease
-	stop  func() // stops renewing the lease
+	runs    []Run
+	lease   Lease // as taken: renewals change only its expiry, which commits do not check
+	renewed Lease // what the renewals write
+	stop    func() // stops renewing the lease; nil once given up
 }
 
-// Claim finds the runs a crash left running and takes their threads'
-// leases for owner, renewing them until each run is resumed. A thread
-// whose lease another owner holds is left to that owner.
+// Claim finds the runs a crash left running or queued and takes their
+// threads' leases for owner, renewing them until the runs are resumed. A
+// thread whose lease another owner holds is left to that owner.
 func Claim(ctx context.Context, st Store, owner string, ttl time.Duration) (*Recovery, error) {
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	var runs []Run
-	page := Page{}
-	for {
-		rs, next, err := st.Runs(ctx, Running, page)
-		if err != nil {
-			return nil, fmt.Errorf("list running runs: %w", err)
+	byThread := map[Key][]Run{}
+	var order []Key
+	for _, status := range []Status{Running, Queued} {
+		page := Page{}
+		for {
+			rs, next, err := st.Runs(ctx, status, page)
+			if err != nil {
+				return nil, fmt.Errorf("list %s runs: %w", status, err)
+			}
+			for _, r := range rs {
+				if byThread[r.Key] == nil {
+					order = append(order, r.Key)
+				}
+				byThread[r.Key] = append(byThread[r.Key], r)
+			}
+			if next == "" {
+				break
+			}
+			page.After = next
 		}
-		runs = append(runs, rs...)
-		if next == "" {
-			break
-		}
-		page.After = next
 	}
 	rec := &Recovery{st: st}
-	for _, r := range runs {
-		l, err := st.Acquire(ctx, r.Key, owner, ttl)
+	for _, k := range order {
+		runs := byThread[k]
+		// The running run first, then the queued ones as they came.
+		slices.SortStableFunc(runs, func(a, b Run) int {
+			if (a.Status == Running) != (b.Status == Running) {
+				if a.Status == Running {
+					return -1
+				}
+				return 1
+			}
+			if c := a.Started.Compare(b.Started); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		l, err := st.Acquire(ctx, k, owner, ttl)
 		if errors.Is(err, ErrBusy) {
 			continue
 		}
 		if err != nil {
 			rec.Release(ctx)
-			return nil, fmt.Errorf("take thread %s: %w", r.Key.Thread, err)
+			return nil, fmt.Errorf("take thread %s: %w", k.Thread, err)
 		}
-		c := &claim{run: r, lease: l}
-		c.stop = renew(context.WithoutCancel(ctx), st, &c.lease, ttl)
+		c := &claim{runs: runs, lease: l, renewed: l}
+		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
 		rec.claims = append(rec.claims, c)
 	}
 	return rec, nil
@@ -78,15 +106,15 @@ func Claim(ctx context.Context, st Store, owner string, ttl time.Duration) (*Rec
 
 // Runs returns the runs Claim took.
 func (rec *Recovery) Runs() []Run {
-	out := make([]Run, len(rec.claims))
-	for i, c := range rec.claims {
-		out[i] = c.run
+	var out []Run
+	for _, c := range rec.claims {
+		out = append(out, c.runs...)
 	}
 	return out
 }
 
-// Release gives up the leases of the runs not resumed yet; they are
-// recovered at the next start.
+// Release gives up the leases of the threads not resumed yet; their runs
+// are recovered at the next start.
 func (rec *Recovery) Release(ctx context.Context) {
 	for _, c := range rec.claims {
 		if c.stop != nil {
@@ -97,17 +125,21 @@ func (rec *Recovery) Release(ctx context.Context) {
 	}
 }
 
-// Resume resumes every claimed run, at most workers at a time (at least
-// one), each from its last checkpoint, or, when that is impossible (its
-// program version is gone, its frame does not load), records it as failed.
-// Either way the thread is usable again afterwards: not running, its lease
-// released. done, when not nil, learns of each run as it ends. A run not
+// Resume recovers the claimed threads, at most workers at a time (at
+// least one). On each thread it resumes the run a crash left running from
+// its last checkpoint, or, when that is impossible (its program version is
+// gone, its frame does not load), records it as failed; then it starts the
+// queued runs in order. Either way the thread is usable again afterwards:
+// not running, its lease released. The loader is asked for "" when a
+// queued run starts on a thread that has no frame yet: the current
+// program. done, when not nil, learns of each run as it ends. A thread not
 // started when ctx ends keeps its lease until Release.
 func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done func(Recovered)) []Recovered {
-	out := make([]Recovered, len(rec.claims))
+	var mu sync.Mutex
+	var out []Recovered
 	sem := make(chan struct{}, max(workers, 1))
 	var wg sync.WaitGroup
-	for i, c := range rec.claims {
+	for _, c := range rec.claims {
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
@@ -115,13 +147,25 @@ func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done 
 		if ctx.Err() != nil {
 			break
 		}
+		stop := c.stop
+		c.stop = nil
 		wg.Go(func() {
 			defer func() { <-sem }()
-			res := Recovered{Run: c.run}
-			res.Outcome, res.Err = recoverRun(ctx, rec.st, c, load)
-			out[i] = res
-			if done != nil {
-				done(res)
+			defer rec.st.Release(context.WithoutCancel(ctx), c.lease)
+			defer stop()
+			for _, r := range c.runs {
+				res := Recovered{Run: r}
+				if r.Status == Queued {
+					res.Outcome, res.Err = startQueued(ctx, rec.st, c.lease, r, load)
+				} else {
+					res.Outcome, res.Err = recoverRun(ctx, rec.st, c.lease, r, load)
+				}
+				mu.Lock()
+				out = append(out, res)
+				mu.Unlock()
+				if done != nil {
+					done(res)
+				}
 			}
 		})
 	}
@@ -129,8 +173,8 @@ func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done 
 	return out
 }
 
-// Recover claims the runs a crash left running and resumes them, one at a
-// time: Claim, then Resume.
+// Recover claims the runs a crash left running or queued and recovers
+// them, one thread at a time: Claim, then Resume.
 func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, load Loader) ([]Recovered, error) {
 	rec, err := Claim(ctx, st, owner, ttl)
 	if err != nil {
@@ -140,13 +184,39 @@ func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, loa
 	return rec.Resume(ctx, load, 1, nil), nil
 }
 
-// recoverRun resumes one claimed run and releases its lease.
-func recoverRun(ctx context.Context, st Store, c *claim, load Loader) (vm.Outcome, error) {
-	c.stop()
-	c.stop = nil
-	lease, r := c.lease, c.run
+// startQueued starts a queued run under the thread's lease, with the
+// input it was queued with.
+func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+	var in queuedInput
+	if err := json.Unmarshal(r.Input, &in); err != nil {
+		return vm.Outcome{}, fmt.Errorf("the input of queued run %s: %w", r.ID, err)
+	}
+	th, err := st.Thread(ctx, r.Key)
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	hash := th.Hash
+	if in.Fresh || len(th.Frame) == 0 {
+		hash = ""
+	}
+	m, err := load(ctx, hash)
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	t, err := Begin(ctx, st, Request{
+		Key: r.Key, Lease: &lease, RunID: r.ID, Queued: true,
+		Machine: m, Load: load, Fresh: in.Fresh, Context: in.Context, Resume: in.Resume,
+	})
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	o, _, err := t.Run(ctx)
+	return o, err
+}
+
+// recoverRun resumes a run a crash left running, under the thread's lease.
+func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
 	held := context.WithoutCancel(ctx)
-	defer st.Release(held, lease)
 	th, err := st.Thread(ctx, r.Key)
 	if err != nil {
 		return vm.Outcome{}, err

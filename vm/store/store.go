@@ -51,6 +51,7 @@ const (
 	Finished  Status = "finished"  // the flow ended
 	Failed    Status = "failed"    // the last run failed
 	Cancelled Status = "cancelled" // the last run was cancelled
+	Queued    Status = "queued"    // a run waiting for the runs of its thread before it (Enqueue)
 )
 
 // Thread is a thread's checkpoint and bookkeeping.
@@ -195,6 +196,13 @@ type Store interface {
 	// Run returns a run of a thread by id, or ErrNotFound. Run ids are
 	// the thread's own: two threads may each have a run "r1".
 	Run(ctx context.Context, key Key, id string) (Run, error)
+	// Enqueue writes a run that is to start when the runs of its thread
+	// before it have ended: run.Status must be Queued, and its Input is
+	// what it will start with. It needs no lease (another run holds it);
+	// ErrNotFound when the thread does not exist, ErrRunExists when it has
+	// a run with this id. Begin starts it; recovery starts the queued runs
+	// a crash left, in the order of their Started time.
+	Enqueue(ctx context.Context, key Key, run Run) error
 	// Runs lists the runs with the given status, across all scopes (used
 	// at start-up to recover runs a crash left running).
 	Runs(ctx context.Context, status Status, p Page) (runs []Run, next string, err error)

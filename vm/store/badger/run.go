@@ -36,6 +36,31 @@ func (s *Store) Run(ctx context.Context, k store.Key, id string) (store.Run, err
 	return r, nil
 }
 
+// Enqueue writes a queued run of an existing thread.
+func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
+	fail := func(err error) error { return fmt.Errorf("enqueue run %q on %s: %w", r.ID, keyName(k), err) }
+	if r.Status != store.Queued || r.ID == "" {
+		return fail(fmt.Errorf("a queued run needs an id and the status %q", store.Queued))
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(k)
+	err := s.update(ctx, func(txn *badgerdb.Txn) error {
+		h, err := threadHeader(txn, tk)
+		if err != nil {
+			return err
+		}
+		r.Key = k
+		return s.putRun(txn, tk, h.Gen, &r, true)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
 // Runs lists the runs with a status, ordered by thread and run id; the
 // cursor is opaque.
 func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]store.Run, string, error) {

@@ -373,6 +373,25 @@ func (m *mem) Run(ctx context.Context, k store.Key, id string) (store.Run, error
 	return r, nil
 }
 
+func (m *mem) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if r.Status != store.Queued || r.ID == "" {
+		return errors.New("a queued run needs an id and the queued status")
+	}
+	if _, th := m.find(k); th == nil {
+		return store.ErrNotFound
+	}
+	if _, ok := m.st.Runs[m.runName(k, r.ID)]; ok {
+		return store.ErrRunExists
+	}
+	r.Key, r.Input = k, slices.Clone(r.Input)
+	m.st.Runs[m.runName(k, r.ID)] = r
+	return nil
+}
+
 func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]store.Run, string, error) {
 	if err := m.begin(ctx); err != nil {
 		return nil, "", err

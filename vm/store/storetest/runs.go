@@ -12,6 +12,7 @@ var runChecks = []check{
 	{"ByID", checkRunByID},
 	{"ByStatus", checkRunsByStatus},
 	{"IDsPerThread", checkRunIDsPerThread},
+	{"Enqueue", checkEnqueue},
 }
 
 func checkRunByID(c *tc) {
@@ -114,5 +115,33 @@ func checkRunIDsPerThread(c *tc) {
 	c.wantErr("Run(r1) of a thread that does not exist", err, store.ErrNotFound)
 	if got := runIDs(c.listRuns(store.Running, 10)); len(got) != 2 {
 		c.Errorf("Runs(running): %q, want r1 of %s and r2 of %s", got, ks(a), ks(b))
+	}
+}
+
+// checkEnqueue: a queued run is written without the lease, listed among
+// the queued runs with its input, refused for a thread that does not exist
+// or a run id the thread has, and becomes an ordinary run when its lease
+// holder commits it.
+func checkEnqueue(c *tc) {
+	k := key("acme", "chat", "t1")
+	l := c.acquire(k, "owner", long)
+	c.commit(l, store.Commit{Run: mkRun("r1", k, store.Running), NewRun: true})
+	q := store.Run{ID: "r2", Status: store.Queued, Started: base, Input: []byte(`{"resume":{}}`)}
+	if err := c.s.Enqueue(c.ctx, k, q); err != nil {
+		c.Fatalf("Enqueue(r2) while another owner holds the lease: %v", err)
+	}
+	q.Key = k
+	c.sameRun("Run(r2) after Enqueue", c.run(k, "r2"), q)
+	if got := runIDs(c.listRuns(store.Queued, 10)); len(got) != 1 || got[0] != "r2" {
+		c.Errorf("Runs(queued): %q, want [r2]", got)
+	}
+	err := c.s.Enqueue(c.ctx, k, store.Run{ID: "r1", Status: store.Queued, Started: base})
+	c.wantErr("Enqueue of a run id the thread has", err, store.ErrRunExists)
+	err = c.s.Enqueue(c.ctx, key("acme", "chat", "none"), store.Run{ID: "r9", Status: store.Queued, Started: base})
+	c.wantErr("Enqueue on a thread that does not exist", err, store.ErrNotFound)
+	started := mkRun("r2", k, store.Running)
+	c.commit(l, store.Commit{Run: started})
+	if got := runIDs(c.listRuns(store.Queued, 10)); len(got) != 0 {
+		c.Errorf("Runs(queued) after the queued run started: %q", got)
 	}
 }
