@@ -40,8 +40,8 @@ type Recovery struct {
 // then the queued ones in their order.
 type claim struct {
 	runs    []Run
-	lease   Lease // as taken: renewals change only its expiry, which commits do not check
-	renewed Lease // what the renewals write
+	lease   Lease  // as taken: renewals change only its expiry, which commits do not check
+	renewed Lease  // what the renewals write
 	stop    func() // stops renewing the lease; nil once given up
 }
 
