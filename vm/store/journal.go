@@ -172,9 +172,9 @@ func (j *Journal) Checkpoint(f *vm.Frame) error {
 
 // Finish commits the run's end: the last events, the run's deltas replaced
 // by one (or the whole frame), what a suspended run waits for, and the
-// run's outcome. A failed run leaves the thread's frame as the run found
-// it, so the conversation stays where it was: a client may send the turn
-// again.
+// run's outcome. A failed or cancelled run leaves the thread's frame as the
+// run found it, so the conversation stays where it was: a client may send
+// the turn again, or another.
 func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	status := statusOf(o.Status)
 	cp := &Thread{Status: status, Hash: j.hash, RunID: j.run.ID}
@@ -185,7 +185,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			return err
 		}
 	}
-	if o.Status == vm.Failed {
+	if o.Status == vm.Failed || o.Status == vm.Cancelled {
 		// Back to the frame the run found, but with the id counter as the
 		// run left it: the failed run's events were stored and streamed,
 		// and the next run must not make their ids again.
