@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"slices"
+
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/vm"
@@ -8,7 +10,7 @@ import (
 )
 
 // workflowAttrs are the attributes a workflow block accepts.
-var workflowAttrs = []string{"title", "description", "conversation"}
+var workflowAttrs = []string{"title", "description", "conversation", "busy"}
 
 // toolAttrs are the attributes a tool block accepts.
 var toolAttrs = []string{"description", "parameters", "result"}
@@ -84,6 +86,16 @@ func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[stri
 		default:
 			c.diags.Errorf(c.span(a.Value.Pos, a.Value.EndPos), CodeWrongType, "conversation must be true or false")
 		}
+	case "busy":
+		policy, ok := c.literalString(a, "busy")
+		if !ok {
+			return
+		}
+		if !slices.Contains(vm.BusyPolicies, policy) {
+			c.diags.Errorf(c.span(a.Value.Pos, a.Value.EndPos), CodeWrongType, "busy must be one of %s, found %q%s", orList(quoteAll(vm.BusyPolicies)), policy, suggest(policy, vm.BusyPolicies))
+			return
+		}
+		wf.Busy = policy
 	default:
 		c.diags.Errorf(span, CodeUnknownAttr, "unknown workflow attribute %q%s", name, suggest(name, workflowAttrs))
 	}

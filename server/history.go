@@ -258,7 +258,7 @@ func checkpointState(th store.Thread) (any, bool) {
 	if len(th.Frame) == 0 {
 		return nil, false
 	}
-	f, err := vm.UnmarshalFrame(th.Frame)
+	f, err := store.LoadFrame(th)
 	if err != nil {
 		return nil, false
 	}

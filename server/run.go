@@ -36,6 +36,9 @@ type run struct {
 	final  vm.Status     // how the run ended, once it has
 
 	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
+
+	threadID string         // the client's thread id, for the terminal event
+	queued   *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
 }
 
 // frame is one SSE frame: the event's JSON and its sequence number in the
@@ -160,14 +163,15 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	if err := s.checkResume(ctx, key, wf, in); err != nil {
 		return nil, err
 	}
-	r, err := s.admit(ctx, key, in.RunID)
+	r, queued, err := s.admit(ctx, key, in.RunID, wf.Busy)
 	if err != nil {
 		return nil, err
 	}
-	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+	r.threadID = in.ThreadID
 	sreq := store.Request{
 		Key:     key,
 		Owner:   r.owner,
+		Lease:   &r.lease,
 		TTL:     defaultLeaseTTL,
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
@@ -184,8 +188,34 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		sreq.Fresh = true
 		sreq.Context = hook.Context
 	}
-	go s.execute(r, in.ThreadID, sreq)
+	// The turn's input is written ahead before RUN_STARTED: a turn the
+	// client saw start survives a crash.
+	if queued {
+		if err := s.enqueue(r, sreq); err != nil {
+			return nil, beginError(key, in.RunID, err)
+		}
+		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+		return s.stream(r), nil
+	}
+	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
+	if err != nil {
+		s.release(r)
+		return nil, beginError(key, in.RunID, err)
+	}
+	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+	go s.execute(r, turn)
 	return s.stream(r), nil
+}
+
+// beginError is the answer to a run that could not begin.
+func beginError(key store.Key, runID string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrRunExists):
+		return huma.Error409Conflict(fmt.Sprintf("thread %q already has a run %q; a new turn needs a new runId", key.Thread, runID))
+	case errors.Is(err, store.ErrInterrupted):
+		return busy(key)
+	}
+	return huma.Error500InternalServerError("starting the run failed", err)
 }
 
 func isNotFound(err error) bool {
@@ -200,42 +230,97 @@ func (s *Server) owner(runID string) string {
 }
 
 // admit registers a run on the thread key and takes the thread's lease
-// for it: 409 while another run holds the thread, here or in another
-// process, and 503 once Shutdown began.
-func (s *Server) admit(ctx context.Context, key store.Key, runID string) (*run, error) {
-	s.mu.Lock()
-	if s.closing {
+// for it, or, when a run of this process is in progress on the thread,
+// does what the workflow's busy policy says: 409 (reject), cancel that run
+// and wait for its end (interrupt), or register the run as queued behind
+// it (enqueue; queued is then true and no lease is taken). 409 while a run
+// of another process holds the thread, and 503 once Shutdown began.
+func (s *Server) admit(ctx context.Context, key store.Key, runID, policy string) (r *run, queued bool, err error) {
+	for {
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return nil, false, huma.NewError(http.StatusServiceUnavailable, "the server is shutting down")
+		}
+		other := s.runs[key]
+		if other == nil {
+			break
+		}
+		switch policy {
+		case vm.BusyEnqueue:
+			r := s.newRun(key, runID)
+			r.queued = &store.Request{}
+			s.queues[key] = append(s.queues[key], r)
+			s.mu.Unlock()
+			return r, true, nil
+		case vm.BusyInterrupt:
+			s.mu.Unlock()
+			other.cancel()
+			select {
+			case <-other.done:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			continue
+		}
 		s.mu.Unlock()
-		return nil, huma.NewError(http.StatusServiceUnavailable, "the server is shutting down")
+		return nil, false, busy(key)
 	}
-	if other := s.runs[key]; other != nil {
-		s.mu.Unlock()
-		return nil, busy(key)
+	r = s.newRun(key, runID)
+	s.runs[key] = r
+	s.mu.Unlock()
+
+	// The lease taken here is the run's: the run goes on under it, so
+	// no other owner can slip in between.
+	if err := s.lease(ctx, r); err != nil {
+		s.handOver(r)
+		r.cancel()
+		s.wg.Done()
+		return nil, false, err
 	}
+	return r, false, nil
+}
+
+// newRun makes a run of the server, counted until it ends; s.mu is held.
+func (s *Server) newRun(key store.Key, runID string) *run {
 	runCtx, cancel := context.WithCancel(s.runCtx)
 	if s.cfg.Deadline > 0 {
 		runCtx, cancel = withDeadline(runCtx, cancel, s.cfg.Deadline)
 	}
 	r := newRun(runID, key, s.now)
 	r.ctx, r.cancel, r.owner = runCtx, cancel, s.owner(runID)
-	s.runs[key] = r
 	s.wg.Add(1)
-	s.mu.Unlock()
+	return r
+}
 
-	// The lease taken here is the run's: store.Execute runs under it, so
-	// no other owner can slip in between.
-	lease, err := s.cfg.Store.Acquire(ctx, key, r.owner, defaultLeaseTTL)
+// lease takes the thread's lease for r: 409 while another run holds it.
+func (s *Server) lease(ctx context.Context, r *run) error {
+	lease, err := s.cfg.Store.Acquire(ctx, r.key, r.owner, defaultLeaseTTL)
+	if errors.Is(err, store.ErrBusy) {
+		return busy(r.key)
+	}
 	if err != nil {
-		s.forget(r)
-		cancel()
-		s.wg.Done()
-		if errors.Is(err, store.ErrBusy) {
-			return nil, busy(key)
-		}
-		return nil, huma.Error500InternalServerError("taking the thread failed", err)
+		return huma.Error500InternalServerError("taking the thread failed", err)
 	}
 	r.lease = lease
-	return r, nil
+	return nil
+}
+
+// release undoes admit for a run that did not begin.
+func (s *Server) release(r *run) {
+	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
+	s.handOver(r)
+	r.cancel()
+	close(r.done)
+	s.wg.Done()
+}
+
+// handOver removes r from the runs in progress and begins the run queued
+// behind it, if any.
+func (s *Server) handOver(r *run) {
+	if next := s.forget(r); next != nil {
+		go s.beginQueued(next)
+	}
 }
 
 // busy is the 409 of a thread a run holds; Retry-After says when to try
@@ -249,26 +334,39 @@ func withDeadline(ctx context.Context, cancel context.CancelFunc, d time.Duratio
 	return ctx, func() { c2(); cancel() }
 }
 
-// forget removes r from the runs in progress.
-func (s *Server) forget(r *run) {
+// forget removes r from the runs in progress; the first run queued
+// behind it, if any, takes its place and is returned.
+func (s *Server) forget(r *run) *run {
 	s.mu.Lock()
-	if s.runs[r.key] == r {
-		delete(s.runs, r.key)
+	defer s.mu.Unlock()
+	if s.runs[r.key] != r {
+		return nil
 	}
-	s.mu.Unlock()
+	q := s.queues[r.key]
+	if len(q) == 0 {
+		delete(s.runs, r.key)
+		return nil
+	}
+	next := q[0]
+	if len(q) == 1 {
+		delete(s.queues, r.key)
+	} else {
+		s.queues[r.key] = q[1:]
+	}
+	s.runs[r.key] = next
+	return next
 }
 
 // execute runs one run to its end in a goroutine of its own: the request
 // that started it may be gone long before.
-func (s *Server) execute(r *run, threadID string, req store.Request) {
+func (s *Server) execute(r *run, turn *store.Turn) {
 	defer s.wg.Done()
 	defer close(r.done)
 	defer r.cancel()
 	started := s.now()
-	req.Lease = &r.lease
-	o, _, err := store.Execute(r.ctx, s.cfg.Store, req)
+	o, _, err := turn.Run(r.ctx)
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
-	s.forget(r)
+	s.handOver(r)
 	r.mu.Lock()
 	r.final = o.Status
 	if err != nil {
@@ -276,7 +374,7 @@ func (s *Server) execute(r *run, threadID string, req store.Request) {
 	}
 	r.mu.Unlock()
 	now := s.now()
-	r.pushEvent(0, terminal(threadID, r.id, o, err, r.usage), true)
+	r.pushEvent(0, terminal(r.threadID, r.id, o, err, r.usage), true)
 	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}
 	switch {
 	case err != nil:

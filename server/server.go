@@ -108,6 +108,7 @@ type Server struct {
 	mu      sync.Mutex
 	closing bool
 	runs    map[store.Key]*run
+	queues  map[store.Key][]*run // runs queued behind the one in runs, in order
 	wg      sync.WaitGroup
 }
 
@@ -181,6 +182,7 @@ func New(cfg Config) (*Server, error) {
 		now:     cfg.Now,
 		byTitle: map[string][]*vm.Workflow{},
 		runs:    map[store.Key]*run{},
+		queues:  map[store.Key][]*run{},
 	}
 	for _, w := range cfg.Machine.Program.Workflows {
 		if w.Title != "" {

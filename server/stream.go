@@ -24,7 +24,8 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 		if rc.Flush() != nil {
 			return
 		}
-		sw := agui.NewSSEWriter(w, rc.Flush)
+		// The frames that are ready go out together, in one flush.
+		sw := agui.NewSSEWriter(w, nil)
 		tick := time.NewTicker(s.cfg.KeepAlive)
 		defer tick.Stop()
 		for i := 0; ; {
@@ -33,6 +34,9 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 				if sw.WriteData(f.seq, f.data) != nil {
 					return
 				}
+			}
+			if len(frames) > 0 && rc.Flush() != nil {
+				return
 			}
 			i += len(frames)
 			if ended {
@@ -43,7 +47,7 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 			case <-req.Context().Done():
 				return
 			case <-tick.C:
-				if sw.Ping() != nil {
+				if sw.Ping() != nil || rc.Flush() != nil {
 					return
 				}
 			}

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -135,8 +136,8 @@ func TestCancelSelector(t *testing.T) {
 	}
 
 	// Free-form forwardedProps that name no workflow select none.
-	for _, props := range []string{`"junk"`, `[1]`, `{"aguic": null}`, `{"other": {"workflowId": 3}}`} {
-		run := e.post("/agui/workflows/slow", slowBody("r2", b.srv.URL))
+	for i, props := range []string{`"junk"`, `[1]`, `{"aguic": null}`, `{"other": {"workflowId": 3}}`} {
+		run := e.post("/agui/workflows/slow", slowBody(fmt.Sprintf("r2-%d", i), b.srv.URL))
 		<-b.entered
 		if c := e.cancelStatus(`{"threadId": "busy", "forwardedProps": ` + props + `}`); c["status"] != "cancelled" {
 			t.Errorf("forwardedProps %s: cancel answered %v", props, c)

@@ -102,6 +102,7 @@ func execStateSync(c *vm.Call, p statePaths) error {
 	// it replaces: written in place, not copied again by Set.
 	if hidden, ok := c.Get(p.hidden).(map[string]any); ok {
 		hidden["state"] = plan.Base
+		c.Wrote(p.baseline)
 		return nil
 	}
 	return setContext(c, "state sync", p.baseline, plan.Base)

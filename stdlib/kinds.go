@@ -16,6 +16,7 @@ func kinds() []*vm.KindSpec {
 func say() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "say",
+		Pure: true,
 		Doc:  "Sends a text message to the client as TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT and TEXT_MESSAGE_END and stores it in the thread's history.",
 		Arg:  &vm.ArgSpec{Name: "text", Type: vm.TypeString, Required: true, Doc: "The message text, a template: <<expr>> interpolates."},
 		Keys: []vm.KeySpec{
@@ -87,6 +88,7 @@ func model() *vm.KindSpec {
 func frontendTool() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "frontend_tool",
+		Pure: true,
 		Doc:  "Asks the client to run one of its tools (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END) and suspends; on resume the one incoming message is either that call's result, which is emitted as TOOL_CALL_RESULT and stored before `on result` runs, or anything else, which abandons the call before `on other` runs.",
 		Arg:  &vm.ArgSpec{Name: "tool name", Type: vm.TypeString, Required: true, Doc: "The name of the client's tool to call."},
 		Keys: []vm.KeySpec{
@@ -117,6 +119,7 @@ func frontendTool() *vm.KindSpec {
 func backendTool() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "backend_tool",
+		Pure: true,
 		Doc:  "Emits a whole tool call with its result at once (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END, TOOL_CALL_RESULT) without suspending, so the client renders data the workflow already has as a tool call.",
 		Arg:  &vm.ArgSpec{Name: "name", Type: vm.TypeString, Required: true, Doc: "The tool name shown to the client."},
 		Keys: []vm.KeySpec{
@@ -138,6 +141,7 @@ func backendTool() *vm.KindSpec {
 func suspend() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "suspend",
+		Pure: true,
 		Doc:  "Checkpoints the conversation and ends the run with RUN_FINISHED, emitting nothing else; the thread's next request resumes the flow here with that turn's $agent.",
 		Keys: []vm.KeySpec{
 			{Name: "merge", Type: vm.TypeObject, Writes: true,
@@ -152,6 +156,7 @@ func suspend() *vm.KindSpec {
 func interrupt() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "interrupt",
+		Pure: true,
 		Doc:  `Checkpoints the conversation and ends the run with RUN_FINISHED outcome {type: "interrupt", interrupts: [...]}; the next request resumes it with a RunAgentInput.resume entry for this interrupt.`,
 		Keys: []vm.KeySpec{
 			{Name: "reason", Type: vm.TypeString, Required: true,
@@ -180,6 +185,7 @@ func interrupt() *vm.KindSpec {
 func stateSync() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "state sync",
+		Pure: true,
 		Doc:  "Compares $agent.state with its hidden baseline $agent._hidden.state, emits STATE_DELTA (RFC 6902) when that is smaller and STATE_SNAPSHOT otherwise, then makes $agent.state the new baseline.",
 		Keys: []vm.KeySpec{
 			{Name: "snapshots_only", Type: vm.TypeBool, Default: false,
@@ -192,6 +198,7 @@ func stateSync() *vm.KindSpec {
 func stateSnapshot() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name:    "state snapshot",
+		Pure:    true,
 		Doc:     "Emits STATE_SNAPSHOT, setting the client's whole state to the given value.",
 		Arg:     &vm.ArgSpec{Name: "state", Type: vm.TypeAny, Required: true, Doc: "The client's new state, usually an object."},
 		Example: "state snapshot $agent.state",
@@ -201,6 +208,7 @@ func stateSnapshot() *vm.KindSpec {
 func stateDelta() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name:    "state delta",
+		Pure:    true,
 		Doc:     "Emits STATE_DELTA, changing the client's state by the given RFC 6902 JSON Patch operations.",
 		Arg:     &vm.ArgSpec{Name: "patch", Type: vm.TypeList, Required: true, Doc: `The RFC 6902 operations, such as [{op: "replace", path: "/mode", value: "review"}].`},
 		Example: `state delta [{op: "replace", path: "/mode", value: "review"}]`,
@@ -210,6 +218,7 @@ func stateDelta() *vm.KindSpec {
 func activitySync() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "activity sync",
+		Pure: true,
 		Doc:  "Compares the value at `from` with the activity's hidden baseline, emits ACTIVITY_DELTA (RFC 6902) when that is smaller and ACTIVITY_SNAPSHOT otherwise, then makes the value the new baseline.",
 		Arg:  activityID(),
 		Keys: []vm.KeySpec{
@@ -231,6 +240,7 @@ func activitySync() *vm.KindSpec {
 func activitySnapshot() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "activity snapshot",
+		Pure: true,
 		Doc:  "Emits ACTIVITY_SNAPSHOT, creating the activity message or setting its whole content.",
 		Arg:  activityID(),
 		Keys: []vm.KeySpec{
@@ -249,6 +259,7 @@ func activitySnapshot() *vm.KindSpec {
 func activityDelta() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "activity delta",
+		Pure: true,
 		Doc:  "Emits ACTIVITY_DELTA, changing the activity's content by the given RFC 6902 JSON Patch operations.",
 		Arg:  activityID(),
 		Keys: []vm.KeySpec{
@@ -266,6 +277,7 @@ func activityDelta() *vm.KindSpec {
 func emit() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "emit",
+		Pure: true,
 		Doc:  "Emits an AG-UI CUSTOM event with the given name and value.",
 		Arg:  &vm.ArgSpec{Name: "name", Type: vm.TypeString, Required: true, Doc: "The event's name."},
 		Keys: []vm.KeySpec{
@@ -321,6 +333,7 @@ func call() *vm.KindSpec {
 func output() *vm.KindSpec {
 	return &vm.KindSpec{
 		Name:    "output",
+		Pure:    true,
 		Doc:     "Sets the run's result, which RUN_FINISHED carries as result and a calling workflow's call node receives.",
 		Arg:     &vm.ArgSpec{Name: "value", Type: vm.TypeAny, Required: true, Doc: "The result, any JSON value."},
 		Example: "output $reply.text",

@@ -52,11 +52,11 @@ type Interrupt struct {
 // Resume is the input that continues a suspended run.
 type Resume struct {
 	// Agent, when not nil, replaces $agent whole (an AG-UI turn).
-	Agent map[string]any
+	Agent map[string]any `json:"agent,omitempty"`
 	// Merge is merged into the context recursively before the node resumes.
-	Merge map[string]any
+	Merge map[string]any `json:"merge,omitempty"`
 	// Interrupts answers the open interrupts (AG-UI RunAgentInput.resume).
-	Interrupts []ResumeEntry
+	Interrupts []ResumeEntry `json:"interrupts,omitempty"`
 }
 
 // ResumeEntry answers one interrupt.
@@ -224,6 +224,7 @@ func (c *Call) State() any { return c.r.frame.State[c.Node.ID] }
 // SetState saves node-local state in the frame; nil deletes it.
 func (c *Call) SetState(v any) {
 	if v == nil {
+		c.r.frame.noteState(c.Node.ID)
 		delete(c.r.frame.State, c.Node.ID)
 		return
 	}
@@ -231,6 +232,7 @@ func (c *Call) SetState(v any) {
 		c.r.frame.State = map[string]any{}
 	}
 	c.r.frame.State[c.Node.ID] = Normalize(v)
+	c.r.frame.noteState(c.Node.ID)
 }
 
 // Get reads a context path.
@@ -241,7 +243,14 @@ func (c *Call) Get(p *Path) any { return c.r.frame.Get(p) }
 func (c *Call) Set(p *Path, v any) error { return c.r.set(p, v) }
 
 // SetOutput sets the run's result.
-func (c *Call) SetOutput(v any) { c.r.frame.Output = Normalize(v) }
+func (c *Call) SetOutput(v any) {
+	c.r.frame.Output = Normalize(v)
+	c.r.frame.noteOutput()
+}
+
+// Wrote records that the value at p was changed in place rather than
+// through Set (see Frame.Wrote).
+func (c *Call) Wrote(p *Path) { c.r.frame.Wrote(p) }
 
 // Service returns the service the machine was given under name (an HTTP
 // client, a model provider…), or nil.
@@ -287,7 +296,7 @@ func (c *Call) Hidden(key string) any { return c.r.frame.State["@"+key] }
 // SetHidden saves a value under key, as Hidden reads it; nil deletes it.
 func (c *Call) SetHidden(key string, v any) {
 	if v == nil {
-		delete(c.r.frame.State, "@"+key)
+		c.r.setState("@"+key, nil)
 		return
 	}
 	c.r.setState("@"+key, Normalize(v))

@@ -31,6 +31,8 @@ type Frame struct {
 	Seq       int64          `json:"seq"`                 // counter for the ids the run makes
 	Visits    int            `json:"visits"`              // nodes run in the current run
 	Ended     bool           `json:"ended,omitempty"`     // the flow finished (end, or past the last node)
+
+	changes *changes // what changed since Track; nil when not tracked
 }
 
 // NewFrame returns the frame of a workflow that has not started.
@@ -88,12 +90,49 @@ func (f *Frame) Get(p *Path) any {
 
 // Set writes a path of the context, creating the objects on the way.
 func (f *Frame) Set(p *Path, v any) error {
-	root, err := setPath(f.Context[p.Root], p.Keys, Normalize(v))
+	var old any
+	if f.changes != nil {
+		old = f.Get(p)
+	}
+	v = Normalize(v)
+	root, err := setPath(f.Context[p.Root], p.Keys, v)
 	if err != nil {
 		return fmt.Errorf("set %s: %w", p, err)
 	}
 	f.Context[p.Root] = root
+	f.noteSet(p.Root, p.Keys, old, v)
 	return nil
+}
+
+// Wrote records that the value at p was changed in place, for a tracked
+// frame's next delta. Every change of the context that does not go
+// through Set must be reported so, or a saved run would miss it.
+func (f *Frame) Wrote(p *Path) { f.noteSet(p.Root, p.Keys, nil, nil) }
+
+// MergeContext merges src into the context as Merge does, recording each
+// value it writes.
+func (f *Frame) MergeContext(src map[string]any) {
+	f.mergeAt(f.Context, src, "", nil)
+}
+
+func (f *Frame) mergeAt(dst, src map[string]any, root string, keys []PathKey) {
+	for _, k := range slices.Sorted(maps.Keys(src)) {
+		s := src[k]
+		r, ks := root, keys
+		if root == "" {
+			r = k
+		} else {
+			ks = append(slices.Clip(keys), PathKey{Name: k})
+		}
+		if sm, ok := s.(map[string]any); ok {
+			if dm, ok := dst[k].(map[string]any); ok {
+				f.mergeAt(dm, sm, r, ks)
+				continue
+			}
+		}
+		dst[k] = Copy(s)
+		f.noteSet(r, ks, nil, nil)
+	}
 }
 
 func getPath(v any, keys []PathKey) any {

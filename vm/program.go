@@ -31,12 +31,24 @@ func (p *Program) Workflow(id string) *Workflow {
 	return p.Workflows[i]
 }
 
+// The busy policies: what a request does that arrives while a run of its
+// thread is in progress.
+const (
+	BusyReject    = "reject"    // it is refused (409); the default
+	BusyEnqueue   = "enqueue"   // it runs when the runs before it have ended, in order
+	BusyInterrupt = "interrupt" // the run in progress is cancelled, then it runs
+)
+
+// BusyPolicies are the values of a workflow's busy attribute.
+var BusyPolicies = []string{BusyReject, BusyEnqueue, BusyInterrupt}
+
 // Workflow is one `workflow` block lowered to a graph.
 type Workflow struct {
 	ID           string
 	Title        string
 	Description  string
 	Conversation bool
+	Busy         string    // what a request on a thread that runs does: BusyReject ("" too), BusyEnqueue or BusyInterrupt
 	Span         diag.Span // the whole workflow block
 	Hash         string    // the program's version (Program.Hash)
 	Entry        string    // id of the first node; "" for an empty flow

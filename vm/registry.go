@@ -42,8 +42,12 @@ type KindSpec struct {
 	Suspend  Suspend   // whether it may suspend the run
 	Convo    bool      // allowed only in conversation workflows
 	Result   string    // what `-> $path` receives; "" means the kind has no result
-	Example  string    // a short .wf snippet using the kind
-	Exec     Exec      // runs a node of the kind; set by the stdlib
+	// Pure says that running a node of the kind again repeats nothing
+	// outside the run: no model, HTTP or tool call. A saved run is not
+	// checkpointed after a pure node; after a crash it runs again.
+	Pure    bool
+	Example string // a short .wf snippet using the kind
+	Exec    Exec   // runs a node of the kind; set by the stdlib
 }
 
 // Key returns the key spec with the given name, or nil.

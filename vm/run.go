@@ -88,16 +88,20 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 	}
 	f.Visits = 0
 	if f.Ended {
-		f.Ended, f.Node, f.Output = false, w.Entry, nil
+		f.Ended, f.Node = false, w.Entry
+		if f.Output != nil {
+			f.Output = nil
+			f.noteOutput()
+		}
 	}
 	if resume != nil {
 		// A new turn: the client's $agent replaces the old one whole, and a
 		// context merge applies, whether the run resumes or starts again.
 		if resume.Agent != nil {
-			f.Context["agent"] = Normalize(resume.Agent)
+			f.SetRoot("agent", Normalize(resume.Agent))
 		}
 		if resume.Merge != nil {
-			Merge(f.Context, Normalize(resume.Merge).(map[string]any))
+			f.MergeContext(Normalize(resume.Merge).(map[string]any))
 		}
 	}
 	if !f.Suspended {
@@ -206,13 +210,26 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 				return failed(e)
 			}
 			f.Node = next
-			if r.checkpoint != nil {
+			if r.checkpoint != nil && !r.pure(n) {
 				if err := r.checkpoint(f); err != nil {
 					return failed(&Error{Code: ErrInternal, Message: "saving the checkpoint failed: " + err.Error(), NodeID: n.ID, Span: n.Span})
 				}
 			}
 		}
 	}
+}
+
+// pure reports whether running n again after a crash would repeat nothing
+// outside the run; the run is not checkpointed after such a node.
+func (r *runner) pure(n *Node) bool {
+	switch n.Kind {
+	case KindSet, KindIf, KindSwitch, KindFor, KindWhile, KindStep, KindStepEnd, KindTry, KindJoin, KindCatch, KindEnd, KindFail:
+		return true
+	case KindParallel:
+		return false
+	}
+	spec := r.m.Registry.Kind(n.Kind)
+	return spec != nil && spec.Pure
 }
 
 // step runs node n and returns the id of the node to run next.
@@ -400,6 +417,7 @@ func (r *runner) closeStepsFrom(tryID, nodeID string) error {
 }
 
 func (r *runner) setState(id string, v any) {
+	r.frame.noteState(id)
 	if v == nil {
 		delete(r.frame.State, id)
 		return
@@ -411,6 +429,7 @@ func (r *runner) setState(id string, v any) {
 }
 
 func (r *runner) setLocal(name string, v any) {
+	r.frame.noteLocal(name)
 	if v == nil {
 		delete(r.frame.Locals, name)
 	} else {
@@ -507,6 +526,7 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 			continue
 		}
 		bf := *r.frame
+		bf.changes = nil // the parent records what the branches wrote when it merges
 		bf.Context = Copy(base).(map[string]any)
 		bf.Locals, _ = Copy(r.frame.Locals).(map[string]any)
 		bf.State, _ = Copy(r.frame.State).(map[string]any)
@@ -545,9 +565,20 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		}
 		if !equal(b.frame.Output, r.frame.Output) {
 			r.frame.Output = b.frame.Output // an output set in a branch
+			r.frame.noteOutput()
 		}
 	}
 	r.frame.Context = merged
+	for k, v := range merged {
+		if old, had := base[k]; !had || !equal(old, v) {
+			r.frame.noteSet(k, nil, nil, nil)
+		}
+	}
+	for k := range base {
+		if _, still := merged[k]; !still {
+			r.frame.noteSet(k, nil, nil, nil)
+		}
+	}
 	r.env = nil
 	return join, nil, nil
 }

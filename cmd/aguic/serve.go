@@ -30,6 +30,7 @@ const (
 	shutdownDrain    = 5 * time.Second  // then the streams of the runs it cancelled may send their terminal event
 	readHeaderLimit  = 10 * time.Second
 	recoveryLeaseTTL = time.Minute
+	recoveryWorkers  = 8 // interrupted runs resumed at once after a crash
 )
 
 func serveCommand() *command {
@@ -330,23 +331,29 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	maintained := store.Maintain(maintainCtx, st, o.retention, time.Hour, log)
 	gcDone := st.StartGC(maintainCtx, 10*time.Minute)
 
-	// Runs a crash left unfinished resume beside the new ones.
+	// Runs a crash left unfinished are claimed before the server listens,
+	// so that no request starts a run on their threads (it is answered
+	// 409, as for a busy thread), then resume beside the new ones.
+	recovery, err := store.Claim(context.Background(), st, owner+"/recovery", recoveryLeaseTTL)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	if n := len(recovery.Runs()); n > 0 {
+		log.Info("resuming interrupted runs", "runs", n)
+	}
 	recoverCtx, stopRecovery := context.WithCancel(context.Background())
-	var recovery sync.WaitGroup
-	recovery.Go(func() {
-		recovered, err := store.Recover(recoverCtx, st, owner+"/recovery", recoveryLeaseTTL, vers.load)
-		if err != nil {
-			log.Error("recovery failed", "error", err.Error())
-			return
-		}
-		for _, r := range recovered {
+	var recovering sync.WaitGroup
+	recovering.Go(func() {
+		defer recovery.Release(context.Background())
+		recovery.Resume(recoverCtx, vers.load, recoveryWorkers, func(r store.Recovered) {
 			attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
 			if r.Err != nil {
 				log.Warn("an interrupted run could not resume", append(attrs, "error", r.Err.Error())...)
-				continue
+				return
 			}
 			log.Info("resumed an interrupted run", append(attrs, "status", string(r.Outcome.Status))...)
-		}
+		})
 	})
 
 	served := make(chan error, 1)
@@ -399,7 +406,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	drain.Stop()
 	hs.Close()
 	stopRecovery()
-	recovery.Wait()
+	recovering.Wait()
 	stopMaintaining()
 	<-maintained
 	<-gcDone

@@ -2,21 +2,23 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aguic/aguic/vm"
 )
 
-// Request is one run on a thread: what Execute needs to load or start the
+// Request is one run on a thread: what Begin needs to load or start the
 // thread's frame, run it and keep it.
 type Request struct {
 	Key   Key
 	Owner string // who holds the lease while the run lasts
 	// Lease, when set, is a lease on Key the caller already holds (taken
-	// to answer "busy" before anything starts): Execute runs under it,
+	// to answer "busy" before anything starts): the run goes on under it,
 	// renewing it while the run lasts, and leaves releasing it to the
-	// caller. Otherwise Execute takes the lease as Owner and releases it.
+	// caller. Otherwise Begin takes the lease as Owner and Run releases it.
 	Lease *Lease
 	TTL   time.Duration // the lease's length; it is renewed while the run lasts (0: one minute)
 	RunID string
@@ -32,6 +34,8 @@ type Request struct {
 	Context map[string]any
 	// Resume continues the thread's frame (nil for an empty resume).
 	Resume *vm.Resume
+	// Queued says that the run was queued (Queue) and starts now.
+	Queued bool
 	// Live receives the events as they happen; nil for none. When it is a
 	// vm.NodeObserver it also learns when each node of the main flow
 	// starts and ends (not stored).
@@ -39,67 +43,203 @@ type Request struct {
 	Now  func() time.Time
 }
 
-// Execute takes the thread's lease unless the caller holds it (ErrBusy when
-// another run holds it),
-// loads its frame on the program version the frame is pinned to (or starts
-// a new frame on the current one), runs it with the journal as sink, keeps
-// the outcome and releases the lease. The thread is returned as the run
-// left it.
-func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, error) {
+// Turn is a run that has begun: its input is written ahead, the thread is
+// marked running, and its lease is held and renewed until Run returns.
+type Turn struct {
+	st      Store
+	lease   Lease
+	ownLock bool   // Begin took the lease: Run releases it
+	stop    func() // stops renewing the lease
+	m       *vm.Machine
+	f       *vm.Frame
+	resume  *vm.Resume
+	j       *Journal
+}
+
+// ErrInterrupted is returned by Begin for a thread whose last run was cut
+// short by a crash and has not been recovered yet.
+var ErrInterrupted = errors.New("the thread's last run was interrupted and is being recovered")
+
+// Begin takes the thread's lease unless the caller holds it (ErrBusy when
+// another run holds it), loads the thread's frame on the program version it
+// is pinned to (or starts a new frame on the current one), and commits the
+// start of the run: the run record with the turn's input, written ahead, and
+// the thread marked running. When Begin returns, the turn survives a crash:
+// recovery runs it with exactly this input. ErrRunExists when the thread has
+// a run with req.RunID already.
+func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	ttl := req.TTL
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	var lease Lease
+	t := &Turn{st: st}
 	if req.Lease != nil {
-		lease = *req.Lease
+		t.lease = *req.Lease
 	} else {
 		var err error
-		if lease, err = st.Acquire(ctx, req.Key, req.Owner, ttl); err != nil {
-			return vm.Outcome{}, Thread{}, err
+		if t.lease, err = st.Acquire(ctx, req.Key, req.Owner, ttl); err != nil {
+			return nil, err
 		}
+		t.ownLock = true
 	}
 	held := context.WithoutCancel(ctx)
-	jl := lease // renewals change only the expiry, which commits do not check
-	stop := renew(held, st, &lease, ttl)
-	defer func() {
-		stop()
-		if req.Lease == nil {
-			st.Release(held, lease)
-		}
-	}()
+	jl := t.lease // renewals change only the expiry, which commits do not check
+	t.stop = renew(held, st, &t.lease, ttl)
+	fail := func(err error) (*Turn, error) {
+		t.end(held)
+		return nil, err
+	}
 
-	t, err := st.Thread(ctx, req.Key)
+	th, err := st.Thread(ctx, req.Key)
+	if err != nil {
+		return fail(err)
+	}
+	if th.Status == Running && th.RunID != "" {
+		return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, ErrInterrupted))
+	}
+	m, bundle, hash := req.Machine, req.Bundle, req.Machine.Program.Hash
+	in := turnInput{Resume: req.Resume}
+	var base []byte // a new frame, written as the thread's frame
+	if len(th.Frame) > 0 && !req.Fresh {
+		if th.Hash != hash {
+			if m, err = req.Load(ctx, th.Hash); err != nil {
+				return fail(fmt.Errorf("load version %s of thread %s: %w", short(th.Hash), req.Key.Thread, err))
+			}
+			bundle, hash = nil, th.Hash
+		}
+		if t.f, err = LoadFrame(th); err != nil {
+			return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, err))
+		}
+		in.Deltas = len(th.Deltas)
+		if th.Status == Suspended {
+			in.Waiting = &waiting{RunID: th.RunID, Wait: th.Wait}
+		}
+	} else {
+		if t.f, err = m.NewFrame(req.Key.Workflow, req.Context); err != nil {
+			return fail(err)
+		}
+		if base, err = t.f.Marshal(); err != nil {
+			return fail(err)
+		}
+		th.Frame, th.Deltas = base, nil
+	}
+	input, err := json.Marshal(in)
+	if err != nil {
+		return fail(fmt.Errorf("store the input of run %s: %w", req.RunID, err))
+	}
+	if len(bundle) > 0 {
+		if err := st.PutSource(held, hash, bundle); err != nil {
+			return fail(fmt.Errorf("store the program: %w", err))
+		}
+	}
+	now := req.Now
+	if now == nil {
+		now = time.Now
+	}
+	run := Run{ID: req.RunID, Key: req.Key, Status: Running, Started: now(), Input: input}
+	if req.Queued {
+		q, err := st.Run(ctx, req.Key, req.RunID)
+		if err != nil {
+			return fail(fmt.Errorf("start queued run %s: %w", req.RunID, err))
+		}
+		if q.Status != Queued {
+			return fail(fmt.Errorf("start queued run %s: %w", req.RunID, ErrRunExists))
+		}
+	}
+	runRec := run
+	started, err := st.Commit(held, jl, Commit{
+		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: base, RunID: run.ID},
+		Run:        &runRec,
+		NewRun:     !req.Queued,
+	})
+	if err != nil {
+		return fail(fmt.Errorf("start run %s: %w", run.ID, err))
+	}
+	t.m, t.resume = m, req.Resume
+	t.f.Track()
+	t.j = newJournal(held, st, jl, run, hash, in, th, req.Live, now)
+	t.j.thread = started
+	t.j.undo = t.f.UndoDelta
+	return t, nil
+}
+
+// loadFrame is the thread's frame with its deltas applied.
+func LoadFrame(th Thread) (*vm.Frame, error) {
+	f, err := vm.UnmarshalFrame(th.Frame)
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range th.Deltas {
+		if err := f.ApplyDelta(d); err != nil {
+			return nil, fmt.Errorf("frame delta %d: %w", i, err)
+		}
+	}
+	return f, nil
+}
+
+// newJournal journals run on the thread th of lease, as loaded when the
+// run (or its recovery) started.
+func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, in turnInput, th Thread, live vm.Sink, now func() time.Time) *Journal {
+	if now == nil {
+		now = time.Now
+	}
+	j := &Journal{store: st, ctx: context.WithoutCancel(ctx), lease: lease, run: run, hash: hash, input: in, live: live, now: now,
+		keep: len(th.Deltas), base: len(th.Frame), thread: th}
+	for _, d := range th.Deltas {
+		j.kept += len(d)
+	}
+	return j
+}
+
+// Run runs the turn to its end, keeps the outcome, stops renewing the
+// lease and releases it if Begin took it. The thread is returned as the
+// run left it, without its frame and deltas.
+func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
+	defer t.end(context.WithoutCancel(ctx))
+	o := t.m.Run(ctx, t.f, t.resume, t.j.sink())
+	if err := t.j.Finish(t.f, o); err != nil {
+		return o, t.j.Thread(), err
+	}
+	return o, t.j.Thread(), nil
+}
+
+func (t *Turn) end(ctx context.Context) {
+	t.stop()
+	if t.ownLock {
+		t.st.Release(ctx, t.lease)
+	}
+}
+
+// queuedInput is the Input of a queued run: what Begin will be asked.
+type queuedInput struct {
+	Fresh   bool           `json:"fresh,omitempty"`
+	Context map[string]any `json:"context,omitempty"`
+	Resume  *vm.Resume     `json:"resume,omitempty"`
+}
+
+// Queue writes req as a run of its thread that starts when the runs before
+// it have ended (Store.Enqueue): once it returns, the turn survives a crash
+// and recovery starts it, in order, if no process does before. Begin with
+// req.Queued starts it.
+func Queue(ctx context.Context, st Store, req Request) error {
+	in, err := json.Marshal(queuedInput{Fresh: req.Fresh, Context: req.Context, Resume: req.Resume})
+	if err != nil {
+		return fmt.Errorf("store the input of run %s: %w", req.RunID, err)
+	}
+	now := req.Now
+	if now == nil {
+		now = time.Now
+	}
+	return st.Enqueue(ctx, req.Key, Run{ID: req.RunID, Status: Queued, Started: now(), Input: in})
+}
+
+// Execute begins a run and runs it: Begin, then Turn.Run.
+func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, error) {
+	t, err := Begin(ctx, st, req)
 	if err != nil {
 		return vm.Outcome{}, Thread{}, err
 	}
-	m, bundle, hash := req.Machine, req.Bundle, req.Machine.Program.Hash
-	var f *vm.Frame
-	if len(t.Frame) > 0 && !req.Fresh {
-		if t.Hash != hash {
-			if m, err = req.Load(ctx, t.Hash); err != nil {
-				return vm.Outcome{}, t, fmt.Errorf("load version %s of thread %s: %w", short(t.Hash), req.Key.Thread, err)
-			}
-			bundle, hash = nil, t.Hash
-		}
-		if f, err = vm.UnmarshalFrame(t.Frame); err != nil {
-			return vm.Outcome{}, t, fmt.Errorf("thread %s: %w", req.Key.Thread, err)
-		}
-	} else if f, err = m.NewFrame(req.Key.Workflow, req.Context); err != nil {
-		return vm.Outcome{}, t, err
-	}
-	j, err := NewJournal(ctx, st, jl, Run{ID: req.RunID}, hash, bundle, f, req.Live, req.Now)
-	if err != nil {
-		return vm.Outcome{}, t, err
-	}
-	if t.Status == Suspended && !req.Fresh {
-		j.waiting = &t
-	}
-	o := m.Run(ctx, f, req.Resume, j.sink())
-	if err := j.Finish(f, o); err != nil {
-		return o, j.Thread(), err
-	}
-	return o, j.Thread(), nil
+	return t.Run(ctx)
 }
 
 // renew keeps the lease alive until stop is called.

@@ -12,14 +12,23 @@ import (
 )
 
 // Journal is the vm.Sink of a run that a Store keeps: every event goes to
-// the live sink at once (silent ones excepted) and, with the frame, to the
-// store at each node boundary in one commit. Consecutive deltas of one text
-// message, reasoning message or tool call's arguments are joined before
-// they are stored, so replay yields the same text in fewer events.
+// the live sink at once (silent ones excepted) and, with the frame's delta,
+// to the store when the run checkpoints, in one commit. Consecutive deltas
+// of one text message, reasoning message or tool call's arguments are
+// joined before they are stored, so replay yields the same text in fewer
+// events.
 //
-// Use it as: NewJournal, Machine.Run with the journal as sink, Finish with
-// the outcome. The journal holds the run's lease but does not renew or
-// release it.
+// What a run writes, and when:
+//
+//   - its start (Begin): the run record with the turn's input, and the
+//     thread marked running, synced before RUN_STARTED is sent;
+//   - after each node that is not pure (a model, HTTP or tool call): the
+//     frame's delta since the last checkpoint and the events since, lazily;
+//   - its end (Finish): the run's deltas replaced by one delta of all it
+//     changed (or the whole frame, when the deltas have grown past it),
+//     the last events, the outcome, synced.
+//
+// The journal holds the run's lease but does not renew or release it.
 type Journal struct {
 	store   Store
 	ctx     context.Context
@@ -28,8 +37,11 @@ type Journal struct {
 	hash    string
 	live    vm.Sink
 	now     func() time.Time
-	before  []byte  // the frame as the run found it
-	waiting *Thread // the thread as the run found it, when it was suspended
+	input   turnInput
+	keep    int                             // the thread's deltas when the journal started: a run that ends keeps them
+	base    int                             // the size of the thread's frame
+	kept    int                             // the size of the deltas it keeps
+	undo    func(seq int64) ([]byte, error) // the delta that undoes the turn, with the id counter at seq
 	pending []Event
 	last    vm.Event // the last pending event, decoded
 	// joined holds the text of last while deltas join it: the last
@@ -41,41 +53,33 @@ type Journal struct {
 	thread Thread
 }
 
-// NewJournal starts journaling run on the thread of lease. frame is the
-// frame the run starts from (the journal puts it back if the run fails),
-// bundle the program's sources, stored under hash unless nil, live
-// receives events as they happen (nil for none), and now is the clock (nil
-// for time.Now). It records the run as running.
-func NewJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, bundle []byte, frame *vm.Frame, live vm.Sink, now func() time.Time) (*Journal, error) {
-	if now == nil {
-		now = time.Now
-	}
-	before, err := frame.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	j := &Journal{store: st, ctx: context.WithoutCancel(ctx), lease: lease, run: run, hash: hash, live: live, now: now, before: before}
-	if len(bundle) > 0 {
-		if err := st.PutSource(j.ctx, hash, bundle); err != nil {
-			return nil, fmt.Errorf("store the program: %w", err)
-		}
-	}
-	j.run.Key, j.run.Status = lease.Key, Running
-	if j.run.Started.IsZero() {
-		j.run.Started = now()
-	}
-	runRec := j.run
-	t, err := st.Commit(j.ctx, lease, Commit{
-		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: before, RunID: run.ID},
-		Run:        &runRec,
-		Lazy:       true, // lost in a power cut, the run never started
-	})
-	if err != nil {
-		return nil, fmt.Errorf("start run %s: %w", run.ID, err)
-	}
-	j.thread = t
-	return j, nil
+// turnInput is a run's Input: what recovery needs to run the turn again
+// from its start, or to undo it.
+type turnInput struct {
+	// Deltas is how many frame deltas the thread had when the run started:
+	// the thread as the run found it is its frame with those deltas.
+	Deltas int `json:"deltas"`
+	// Resume is what the run was started with (nil for a run from the top).
+	Resume *vm.Resume `json:"resume,omitempty"`
+	// Waiting is what the thread waited for when the run started (the run
+	// that left it waiting, and its wait): a failed run leaves it waiting.
+	Waiting *waiting `json:"waiting,omitempty"`
 }
+
+type waiting struct {
+	RunID string          `json:"runId"`
+	Wait  json.RawMessage `json:"wait,omitempty"`
+}
+
+// A thread's frame is written whole again when its deltas would outgrow
+// it (or compactBytes, for a small frame), or number compactDeltas: what a
+// run writes is then at most about twice what it changed, whatever the
+// size of the frame, and loading a thread reads at most about twice its
+// frame (or compactBytes).
+const (
+	compactBytes  = 8 << 10
+	compactDeltas = 1000
+)
 
 // SeqSink is a live sink that also learns each event's sequence number:
 // the Seq of the stored event it is, or is part of (the deltas of a text
@@ -155,69 +159,75 @@ func joins(last, e vm.Event) bool {
 	return false
 }
 
-// Checkpoint commits the frame and the events since the last commit.
+// Checkpoint commits the frame's delta and the events since the last
+// commit. Lazy: a process crash loses nothing, and the run's end is synced
+// (Finish); after a power cut, recovery runs the lost nodes again.
 func (j *Journal) Checkpoint(f *vm.Frame) error {
-	frame, err := f.Marshal()
+	d, err := f.Delta()
 	if err != nil {
 		return err
 	}
-	// Lazy: a process crash loses nothing, and the run's end is synced
-	// (Finish); after a power cut, recovery runs the lost nodes again.
-	return j.commit(Commit{Checkpoint: &Thread{Status: Running, Hash: j.hash, Frame: frame, RunID: j.run.ID}, Lazy: true})
+	return j.commit(Commit{Delta: d, Lazy: true})
 }
 
-// Finish commits the run's end: the last events, the frame, what a
-// suspended run waits for, and the run's outcome. A failed run leaves the
-// thread's frame as the run found it, so the conversation stays where it
-// was: a client may send the turn again.
+// Finish commits the run's end: the last events, the run's deltas replaced
+// by one (or the whole frame), what a suspended run waits for, and the
+// run's outcome. A failed or cancelled run leaves the thread's frame as the
+// run found it, so the conversation stays where it was: a client may send
+// the turn again, or another.
 func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	status := statusOf(o.Status)
-	frame, err := f.Marshal()
-	if err != nil {
-		return err
-	}
-	cp := &Thread{Status: status, Hash: j.hash, Frame: frame, RunID: j.run.ID}
+	cp := &Thread{Status: status, Hash: j.hash, RunID: j.run.ID}
+	c := Commit{Checkpoint: cp}
+	var err error
 	if o.Wait != nil {
 		if cp.Wait, err = json.Marshal(o.Wait); err != nil {
 			return err
 		}
 	}
-	if o.Status == vm.Failed {
+	if o.Status == vm.Failed || o.Status == vm.Cancelled {
 		// Back to the frame the run found, but with the id counter as the
 		// run left it: the failed run's events were stored and streamed,
 		// and the next run must not make their ids again.
-		if cp.Frame, err = j.rollback(f); err != nil {
+		c.Trim, c.Keep = true, j.input.Deltas
+		if c.Delta, err = j.undo(f.Seq); err != nil {
 			return err
 		}
-		if w := j.waiting; w != nil {
+		if w := j.input.Waiting; w != nil {
 			// The thread still waits where it waited: for the same tool
 			// results or interrupt answers, which the client may send again.
 			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
+		}
+	} else {
+		d, err := f.RunDelta()
+		if err != nil {
+			return err
+		}
+		if j.kept+len(d) > max(j.base, compactBytes) || j.keep+1 > compactDeltas {
+			if cp.Frame, err = f.Marshal(); err != nil {
+				return err
+			}
+		} else {
+			c.Trim, c.Keep, c.Delta = true, j.keep, d
 		}
 	}
 	outcome, err := json.Marshal(o)
 	if err != nil {
 		return err
 	}
-	j.run.Status, j.run.Finished, j.run.Outcome = status, j.now(), outcome
+	// The input is kept while the run runs, for recovery; the run's events
+	// keep what became of it.
+	j.run.Status, j.run.Finished, j.run.Outcome, j.run.Input = status, j.now(), outcome, nil
 	if o.Err != nil {
 		j.run.Error = o.Err.Message
 	}
 	runRec := j.run
-	return j.commit(Commit{Checkpoint: cp, Run: &runRec})
+	c.Run = &runRec
+	return j.commit(c)
 }
 
-// rollback returns the frame the run started from, with f's id counter.
-func (j *Journal) rollback(f *vm.Frame) ([]byte, error) {
-	before, err := vm.UnmarshalFrame(j.before)
-	if err != nil {
-		return nil, err
-	}
-	before.Seq = max(before.Seq, f.Seq)
-	return before.Marshal()
-}
-
-// Thread returns the thread as the last commit left it.
+// Thread returns the thread as the last commit left it, without its frame
+// and deltas.
 func (j *Journal) Thread() Thread { return j.thread }
 
 func statusOf(s vm.Status) Status {

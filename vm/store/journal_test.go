@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"testing"
@@ -173,18 +172,12 @@ func TestJournalCoalescesAndKeepsTurns(t *testing.T) {
 func TestJournalJoinsAcrossCommits(t *testing.T) {
 	e := newEnv(t)
 	key := store.Key{Scope: "s", Workflow: "chat", Thread: "j1"}
-	l, err := e.st.Acquire(e.ctx, key, "o", time.Minute)
+	turn, err := store.Begin(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: "r1", Machine: e.m, Bundle: e.bundle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := e.m.NewFrame("chat", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := store.NewJournal(e.ctx, e.st, l, store.Run{ID: "r1"}, e.m.Program.Hash, e.bundle, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer turn.Abandon()
+	j, f := turn.Journal(), turn.Frame()
 	emit := func(evs ...vm.Event) {
 		for _, ev := range evs {
 			if err := j.Emit(ev); err != nil {
@@ -223,8 +216,9 @@ func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	if string(th.Wait) != string(before.Wait) || th.RunID != before.RunID {
 		t.Errorf("a failed turn must leave the thread as the turn found it: wait and run id")
 	}
-	fb, _ := vm.UnmarshalFrame(before.Frame)
-	fa, _ := vm.UnmarshalFrame(th.Frame)
+	after, _ := e.st.Thread(e.ctx, key)
+	fb, _ := store.LoadFrame(before)
+	fa, _ := store.LoadFrame(after)
 	if fa.Seq <= fb.Seq {
 		t.Errorf("id counter %d after a failed turn that made ids, want more than %d: the next turn would make them again", fa.Seq, fb.Seq)
 	}
@@ -232,7 +226,7 @@ func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	if a, b := fmt.Sprint(fa), fmt.Sprint(fb); a != b {
 		t.Errorf("a failed turn must leave the frame as the turn found it, but for its id counter:\n%s\nwant\n%s", a, b)
 	}
-	run, err := e.st.Run(e.ctx, "run-2")
+	run, err := e.st.Run(e.ctx, key, "run-2")
 	if err != nil || run.Status != store.Failed || run.Error != "boom" {
 		t.Errorf("run record %+v, %v", run, err)
 	}
@@ -240,10 +234,9 @@ func TestJournalFailedTurnLeavesTheConversation(t *testing.T) {
 	if o.Status != vm.Suspended {
 		t.Fatalf("the turn after a failure: %+v %v", o, o.Err)
 	}
-	var f vm.Frame
 	th, _ = e.st.Thread(e.ctx, key)
-	json.Unmarshal(th.Frame, &f)
-	if f.Context["turn"] != float64(2) {
+	f, _ := store.LoadFrame(th)
+	if f.Context["turn"] != 2 {
 		t.Errorf("turn counter %v after one failed and two good turns, want 2", f.Context["turn"])
 	}
 }
@@ -271,23 +264,20 @@ func TestRecover(t *testing.T) {
 	e := newEnv(t)
 	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
 	// A run that saved its first node boundary and then died.
-	lease, err := e.st.Acquire(e.ctx, key, "crashed", 0)
+	turn, err := store.Begin(e.ctx, e.st, store.Request{Key: key, Owner: "crashed", TTL: time.Millisecond, RunID: "dead", Machine: e.m, Bundle: e.bundle})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, _ := e.m.NewFrame("chat", nil)
-	j, err := store.NewJournal(e.ctx, e.st, lease, store.Run{ID: "dead"}, e.m.Program.Hash, e.bundle, f, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	turn.Abandon()
+	f := turn.Frame()
 	f.Node = e.m.Program.Workflow("chat").Node("top").Next(vm.EdgeNext)
-	f.Context["turn"] = 1
-	if err := j.Checkpoint(f); err != nil {
+	if err := f.Set(&vm.Path{Root: "turn"}, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.Release(e.ctx, lease); err != nil {
+	if err := turn.Journal().Checkpoint(f); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(2 * time.Millisecond) // the dead owner's lease expires
 	got, err := store.Recover(e.ctx, e.st, "recoverer", 0, func(ctx context.Context, hash string) (*vm.Machine, error) {
 		if hash != e.m.Program.Hash {
 			return nil, errors.New("unknown version")
@@ -298,7 +288,7 @@ func TestRecover(t *testing.T) {
 		t.Fatalf("Recover = %+v, %v", got, err)
 	}
 	th, _ := e.st.Thread(e.ctx, key)
-	run, _ := e.st.Run(e.ctx, "dead")
+	run, _ := e.st.Run(e.ctx, key, "dead")
 	if th.Status != store.Suspended || run.Status != store.Suspended {
 		t.Errorf("after recovery: thread %s, run %s", th.Status, run.Status)
 	}

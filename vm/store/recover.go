@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aguic/aguic/vm"
@@ -13,80 +17,276 @@ import (
 // program, or one compiled from the sources the store keeps for it.
 type Loader func(ctx context.Context, hash string) (*vm.Machine, error)
 
-// Recovered is what Recover did with one run.
+// Recovered is what recovery did with one run.
 type Recovered struct {
 	Run     Run
 	Outcome vm.Outcome // the outcome of the resumed run
 	Err     error      // why it could not be resumed; the run is then recorded as failed
 }
 
-// Recover finds the runs a crash left running and resumes each from its
-// last checkpoint, or, when that is impossible (its program version is
-// gone, its frame does not load), records it as failed. Either way the
-// thread is usable again afterwards: not running, its lease released.
-func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, load Loader) ([]Recovered, error) {
-	var runs []Run
-	page := Page{}
-	for {
-		rs, next, err := st.Runs(ctx, Running, page)
-		if err != nil {
-			return nil, fmt.Errorf("list running runs: %w", err)
-		}
-		runs = append(runs, rs...)
-		if next == "" {
-			break
-		}
-		page.After = next
-	}
-	out := make([]Recovered, 0, len(runs))
-	for _, r := range runs {
-		res := Recovered{Run: r}
-		res.Outcome, res.Err = recoverRun(ctx, st, owner, ttl, load, r)
-		out = append(out, res)
-	}
-	return out, nil
+// Recovery is the runs a crash left running or queued, with their
+// threads' leases held: no other run can start on those threads until
+// their runs are recovered.
+//
+// Use it as: Claim before serving requests, then Resume (in the
+// background). A request for a thread still being recovered finds its
+// lease held (ErrBusy).
+type Recovery struct {
+	st     Store
+	claims []*claim
 }
 
-func recoverRun(ctx context.Context, st Store, owner string, ttl time.Duration, load Loader, r Run) (vm.Outcome, error) {
-	lease, err := st.Acquire(ctx, r.Key, owner, ttl)
-	if err != nil {
-		return vm.Outcome{}, fmt.Errorf("take thread %s: %w", r.Key.Thread, err)
+// claim is one thread's runs to recover: the one running first, if any,
+// then the queued ones in their order.
+type claim struct {
+	runs    []Run
+	lease   Lease  // as taken: renewals change only its expiry, which commits do not check
+	renewed Lease  // what the renewals write
+	stop    func() // stops renewing the lease; nil once given up
+}
+
+// Claim finds the runs a crash left running or queued and takes their
+// threads' leases for owner, renewing them until the runs are resumed. A
+// thread whose lease another owner holds is left to that owner.
+func Claim(ctx context.Context, st Store, owner string, ttl time.Duration) (*Recovery, error) {
+	if ttl <= 0 {
+		ttl = time.Minute
 	}
-	defer st.Release(context.WithoutCancel(ctx), lease)
-	t, err := st.Thread(ctx, r.Key)
+	byThread := map[Key][]Run{}
+	var order []Key
+	for _, status := range []Status{Running, Queued} {
+		page := Page{}
+		for {
+			rs, next, err := st.Runs(ctx, status, page)
+			if err != nil {
+				return nil, fmt.Errorf("list %s runs: %w", status, err)
+			}
+			for _, r := range rs {
+				if byThread[r.Key] == nil {
+					order = append(order, r.Key)
+				}
+				byThread[r.Key] = append(byThread[r.Key], r)
+			}
+			if next == "" {
+				break
+			}
+			page.After = next
+		}
+	}
+	rec := &Recovery{st: st}
+	for _, k := range order {
+		runs := byThread[k]
+		// The running run first, then the queued ones as they came.
+		slices.SortStableFunc(runs, func(a, b Run) int {
+			if (a.Status == Running) != (b.Status == Running) {
+				if a.Status == Running {
+					return -1
+				}
+				return 1
+			}
+			if c := a.Started.Compare(b.Started); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		l, err := st.Acquire(ctx, k, owner, ttl)
+		if errors.Is(err, ErrBusy) {
+			continue
+		}
+		if err != nil {
+			rec.Release(ctx)
+			return nil, fmt.Errorf("take thread %s: %w", k.Thread, err)
+		}
+		c := &claim{runs: runs, lease: l, renewed: l}
+		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
+		rec.claims = append(rec.claims, c)
+	}
+	return rec, nil
+}
+
+// Runs returns the runs Claim took.
+func (rec *Recovery) Runs() []Run {
+	var out []Run
+	for _, c := range rec.claims {
+		out = append(out, c.runs...)
+	}
+	return out
+}
+
+// Release gives up the leases of the threads not resumed yet; their runs
+// are recovered at the next start.
+func (rec *Recovery) Release(ctx context.Context) {
+	for _, c := range rec.claims {
+		if c.stop != nil {
+			c.stop()
+			c.stop = nil
+			rec.st.Release(context.WithoutCancel(ctx), c.lease)
+		}
+	}
+}
+
+// Resume recovers the claimed threads, at most workers at a time (at
+// least one). On each thread it resumes the run a crash left running from
+// its last checkpoint, or, when that is impossible (its program version is
+// gone, its frame does not load), records it as failed; then it starts the
+// queued runs in order. Either way the thread is usable again afterwards:
+// not running, its lease released. The loader is asked for "" when a
+// queued run starts on a thread that has no frame yet: the current
+// program. done, when not nil, learns of each run as it ends. A thread not
+// started when ctx ends keeps its lease until Release.
+func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done func(Recovered)) []Recovered {
+	var mu sync.Mutex
+	var out []Recovered
+	sem := make(chan struct{}, max(workers, 1))
+	var wg sync.WaitGroup
+	for _, c := range rec.claims {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		stop := c.stop
+		c.stop = nil
+		wg.Go(func() {
+			defer func() { <-sem }()
+			defer rec.st.Release(context.WithoutCancel(ctx), c.lease)
+			defer stop()
+			for _, r := range c.runs {
+				res := Recovered{Run: r}
+				if r.Status == Queued {
+					res.Outcome, res.Err = startQueued(ctx, rec.st, c.lease, r, load)
+				} else {
+					res.Outcome, res.Err = recoverRun(ctx, rec.st, c.lease, r, load)
+				}
+				mu.Lock()
+				out = append(out, res)
+				mu.Unlock()
+				if done != nil {
+					done(res)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// Recover claims the runs a crash left running or queued and recovers
+// them, one thread at a time: Claim, then Resume.
+func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, load Loader) ([]Recovered, error) {
+	rec, err := Claim(ctx, st, owner, ttl)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release(ctx)
+	return rec.Resume(ctx, load, 1, nil), nil
+}
+
+// startQueued starts a queued run under the thread's lease, with the
+// input it was queued with.
+func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+	var in queuedInput
+	if err := json.Unmarshal(r.Input, &in); err != nil {
+		return vm.Outcome{}, fmt.Errorf("the input of queued run %s: %w", r.ID, err)
+	}
+	th, err := st.Thread(ctx, r.Key)
 	if err != nil {
 		return vm.Outcome{}, err
 	}
-	fail := func(cause error) (vm.Outcome, error) {
-		r.Status, r.Finished, r.Error = Failed, time.Now(), "the run was interrupted and could not resume: "+cause.Error()
-		c := Commit{Run: &r}
-		if t.RunID == r.ID {
-			t.Status = Failed
-			c.Checkpoint = &t
+	hash := th.Hash
+	if in.Fresh || len(th.Frame) == 0 {
+		hash = ""
+	}
+	m, err := load(ctx, hash)
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	t, err := Begin(ctx, st, Request{
+		Key: r.Key, Lease: &lease, RunID: r.ID, Queued: true,
+		Machine: m, Load: load, Fresh: in.Fresh, Context: in.Context, Resume: in.Resume,
+	})
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	o, _, err := t.Run(ctx)
+	return o, err
+}
+
+// recoverRun resumes a run a crash left running, under the thread's lease.
+func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+	held := context.WithoutCancel(ctx)
+	th, err := st.Thread(ctx, r.Key)
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	in := turnInput{Deltas: len(th.Deltas)} // a run of format 1 has no input: it goes on from its frame
+	if len(r.Input) > 0 {
+		if err := json.Unmarshal(r.Input, &in); err != nil {
+			in = turnInput{Deltas: len(th.Deltas)}
 		}
-		if _, err := st.Commit(ctx, lease, c); err != nil {
+	}
+	if in.Deltas > len(th.Deltas) {
+		in.Deltas = len(th.Deltas)
+	}
+	var f *vm.Frame
+	fail := func(cause error) (vm.Outcome, error) {
+		r.Status, r.Finished, r.Error, r.Input = Failed, time.Now(), "the run was interrupted and could not resume: "+cause.Error(), nil
+		c := Commit{Run: &r}
+		if th.RunID == r.ID && th.Status == Running {
+			cp := &Thread{Status: Failed, Hash: th.Hash, RunID: r.ID}
+			if w := in.Waiting; w != nil {
+				cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
+			}
+			c.Checkpoint, c.Trim, c.Keep = cp, true, in.Deltas
+			if f != nil {
+				// The ids the interrupted run used are not made again.
+				c.Delta, _ = undoTo(th, in.Deltas, f.Seq)
+			}
+		}
+		if _, err := st.Commit(held, lease, c); err != nil {
 			return vm.Outcome{}, errors.Join(cause, err)
 		}
 		return vm.Outcome{}, cause
 	}
-	if t.RunID != r.ID || t.Status != Running {
-		return fail(fmt.Errorf("the thread has moved on to run %s", t.RunID))
+	if th.RunID != r.ID || th.Status != Running {
+		return fail(fmt.Errorf("the thread has moved on to run %s", th.RunID))
 	}
-	m, err := load(ctx, t.Hash)
+	if f, err = LoadFrame(th); err != nil {
+		return fail(err)
+	}
+	m, err := load(ctx, th.Hash)
 	if err != nil {
 		return fail(err)
 	}
-	f, err := vm.UnmarshalFrame(t.Frame)
-	if err != nil {
-		return fail(err)
+	j := newJournal(held, st, lease, r, th.Hash, in, th, nil, nil)
+	var resume *vm.Resume
+	if len(th.Deltas) == in.Deltas {
+		// Nothing of the run was saved: it starts again, with its input.
+		resume = in.Resume
+		f.Track()
+		j.undo = f.UndoDelta
+	} else {
+		f.Track()
+		j.undo = func(seq int64) ([]byte, error) { return undoTo(th, in.Deltas, seq) }
 	}
-	j, err := NewJournal(ctx, st, lease, r, t.Hash, nil, f, nil, nil)
-	if err != nil {
-		return fail(err)
-	}
-	o := m.Run(ctx, f, nil, j)
+	o := m.Run(ctx, f, resume, j)
 	if err := j.Finish(f, o); err != nil {
 		return o, err
 	}
 	return o, nil
+}
+
+// undoTo is the delta that gives back the small fields of the thread's
+// frame with its first keep deltas, with an id counter of at least seq.
+func undoTo(th Thread, keep int, seq int64) ([]byte, error) {
+	before := th
+	before.Deltas = th.Deltas[:keep]
+	f, err := LoadFrame(before)
+	if err != nil {
+		return nil, err
+	}
+	f.Track()
+	return f.UndoDelta(seq)
 }

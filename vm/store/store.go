@@ -2,9 +2,10 @@
 // interface that every backend implements, and the types it stores.
 //
 // A Store keeps, for each thread (scope, workflow, thread id): its
-// checkpoint (the serialized vm.Frame and the hash of the workflow source it
-// runs on), an append-only event log with gap-free sequence numbers, its
-// runs, and a lease that lets one run at a time write to it. It also keeps
+// checkpoint (a serialized vm.Frame, the frame deltas written since, and
+// the hash of the workflow source it runs on), an append-only event log
+// with gap-free sequence numbers, its runs with the input each was started
+// with, and a lease that lets one run at a time write to it. It also keeps
 // workflow sources by content hash, so a suspended conversation resumes on
 // its own version after the file changed.
 //
@@ -29,6 +30,7 @@ var (
 	ErrLeaseLost = errors.New("the lease is no longer held")  // Commit, Renew, Release: fenced out
 	ErrConflict  = errors.New("the thread changed since it was read")
 	ErrExpired   = errors.New("the events before this cursor were removed")
+	ErrRunExists = errors.New("the thread already has a run with this id")
 )
 
 // Key names a thread. Scope separates tenants: one scope can never read or
@@ -49,6 +51,7 @@ const (
 	Finished  Status = "finished"  // the flow ended
 	Failed    Status = "failed"    // the last run failed
 	Cancelled Status = "cancelled" // the last run was cancelled
+	Queued    Status = "queued"    // a run waiting for the runs of its thread before it (Enqueue)
 )
 
 // Thread is a thread's checkpoint and bookkeeping.
@@ -57,6 +60,7 @@ type Thread struct {
 	Status   Status    `json:"status"`
 	Hash     string    `json:"hash"`           // the workflow source the frame runs on
 	Frame    []byte    `json:"frame"`          // the serialized vm.Frame
+	Deltas   [][]byte  `json:"deltas"`         // the frame deltas written since Frame, in order
 	Wait     []byte    `json:"wait,omitempty"` // JSON of what a suspended run waits for
 	RunID    string    `json:"runId"`          // the run that wrote the checkpoint
 	LastSeq  uint64    `json:"lastSeq"`        // the sequence number of the last event
@@ -85,6 +89,10 @@ type Run struct {
 	Finished time.Time `json:"finished,omitzero"`
 	Outcome  []byte    `json:"outcome,omitempty"` // JSON of the vm.Outcome
 	Error    string    `json:"error,omitempty"`
+	// Input is what the run was started with (the turn's messages, state,
+	// resume answers…), written ahead in the commit that starts the run:
+	// recovery resumes a crashed run with exactly this input.
+	Input []byte `json:"input,omitempty"`
 }
 
 // Lease is the right to run on a thread, until Expires. Token fences: a
@@ -98,15 +106,26 @@ type Lease struct {
 
 // Commit is what a run writes at a node boundary, all at once.
 type Commit struct {
-	// Checkpoint replaces the thread's checkpoint when not nil: Status,
-	// Hash, Frame, Wait and RunID are taken from it.
+	// Checkpoint, when not nil, sets the thread's Status, Hash, Wait and
+	// RunID; its Frame, when not nil, replaces the thread's frame and drops
+	// every delta.
 	Checkpoint *Thread
+	// Trim, when set, keeps only the first Keep of the thread's deltas.
+	Trim bool
+	Keep int
+	// Delta, when not nil, is appended to the thread's deltas (after what
+	// Checkpoint and Trim did).
+	Delta []byte
 	// Events are appended in order; the store assigns their Seq.
 	Events []Event
 	// Hide marks these earlier events of the thread hidden.
 	Hide []uint64
-	// Run creates or replaces the run record when not nil.
+	// Run creates or replaces the run record of the lease's thread when
+	// not nil.
 	Run *Run
+	// NewRun says that Run starts a run: ErrRunExists when the thread
+	// already has a run with its id.
+	NewRun bool
 	// Expect, when not zero, is the thread's Version the commit is based
 	// on: a different one fails with ErrConflict (compare-and-set).
 	Expect uint64
@@ -152,8 +171,9 @@ type Store interface {
 	Release(ctx context.Context, l Lease) error
 
 	// Commit writes c to the lease's thread in one transaction and
-	// returns the thread as it is after it. ErrLeaseLost when the lease
-	// is not the thread's current one; ErrConflict when c.Expect differs.
+	// returns the thread as it is after it, without its Frame and Deltas.
+	// ErrLeaseLost when the lease is not the thread's current one;
+	// ErrConflict when c.Expect differs; ErrRunExists as NewRun says.
 	Commit(ctx context.Context, l Lease, c Commit) (Thread, error)
 
 	// Thread returns a thread, or ErrNotFound.
@@ -173,8 +193,16 @@ type Store interface {
 	// when the thread does not exist.
 	LastEvents(ctx context.Context, key Key, n int) ([]Event, error)
 
-	// Run returns a run by id, or ErrNotFound.
-	Run(ctx context.Context, id string) (Run, error)
+	// Run returns a run of a thread by id, or ErrNotFound. Run ids are
+	// the thread's own: two threads may each have a run "r1".
+	Run(ctx context.Context, key Key, id string) (Run, error)
+	// Enqueue writes a run that is to start when the runs of its thread
+	// before it have ended: run.Status must be Queued, and its Input is
+	// what it will start with. It needs no lease (another run holds it);
+	// ErrNotFound when the thread does not exist, ErrRunExists when it has
+	// a run with this id. Begin starts it; recovery starts the queued runs
+	// a crash left, in the order of their Started time.
+	Enqueue(ctx context.Context, key Key, run Run) error
 	// Runs lists the runs with the given status, across all scopes (used
 	// at start-up to recover runs a crash left running).
 	Runs(ctx context.Context, status Status, p Page) (runs []Run, next string, err error)

@@ -79,6 +79,9 @@ func (s *Store) Restore(ctx context.Context, r io.Reader) error {
 	if err := s.db.Load(f, 256); err != nil {
 		return fail(err)
 	}
+	if err := s.checkFormat(); err != nil { // a backup of format 1 is migrated
+		return fail(err)
+	}
 	if err := s.db.Sync(); err != nil {
 		return fail(err)
 	}
@@ -166,8 +169,8 @@ func spool(ctx context.Context, r io.Reader) (_ *os.File, err error) {
 	switch {
 	case format < 0:
 		return nil, errors.New("malformed backup: no format version")
-	case format != formatVersion:
-		return nil, fmt.Errorf("the backup has format %d, this aguic reads format %d", format, formatVersion)
+	case format != 1 && format != formatVersion:
+		return nil, fmt.Errorf("the backup has format %d, this aguic reads formats 1 and %d", format, formatVersion)
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err

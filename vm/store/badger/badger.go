@@ -25,6 +25,7 @@
 package badger
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -181,10 +182,11 @@ func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
 		WithValueLogFileSize(valueLogFileSize)
 }
 
-// checkFormat writes the format version into a new store and checks it in
-// an existing one.
+// checkFormat writes the format version into a new store, checks it in
+// an existing one, and migrates a store of format 1.
 func (s *Store) checkFormat() error {
-	return s.update(context.Background(), func(txn *badgerdb.Txn) error {
+	var format uint64
+	err := s.update(context.Background(), func(txn *badgerdb.Txn) error {
 		item, err := txn.Get(metaKey)
 		if errors.Is(err, badgerdb.ErrKeyNotFound) {
 			if empty, err := isEmpty(txn); err != nil {
@@ -199,12 +201,22 @@ func (s *Store) checkFormat() error {
 		}
 		return item.Value(func(v []byte) error {
 			d := decoder{b: v}
-			if n := d.uint(); d.done() != nil || n != formatVersion {
-				return fmt.Errorf("the store has format %d, this aguic reads format %d", n, formatVersion)
+			if format = d.uint(); d.done() != nil || format != 1 && format != formatVersion {
+				return fmt.Errorf("the store has format %d, this aguic reads formats 1 and %d", format, formatVersion)
 			}
 			return nil
 		})
 	})
+	if err != nil {
+		return err
+	}
+	if format == 1 {
+		return s.migrate1()
+	}
+	if left, err := s.hasPrefix(v1Thread, v1Frame, v1Run, v1Status, v1Runs); err != nil || !left {
+		return err
+	}
+	return s.dropFormat1()
 }
 
 // isEmpty reports whether the database holds no key but metaKey.
@@ -352,28 +364,53 @@ func readLease(txn *badgerdb.Txn, tk []byte) (l lease, found bool, err error) {
 	return l, found, err
 }
 
-func readRun(txn *badgerdb.Txn, id string) (r runRecord, found bool, err error) {
-	found, err = value(txn, runKey(id), func(v []byte) (err error) {
-		r, err = decodeRun(id, v)
+// readRun reads run id of generation gen of thread tk.
+func readRun(txn *badgerdb.Txn, tk []byte, gen uint64, id string) (r store.Run, found bool, err error) {
+	found, err = value(txn, runKey(tk, gen, id), func(v []byte) (err error) {
+		k, _, err := parseThreadKey(tk)
+		if err != nil {
+			return err
+		}
+		r, err = decodeRun(k, id, v)
 		return err
 	})
 	return r, found, err
 }
 
-// readThread reads the whole thread: its header and its checkpoint.
+// readThread reads the whole thread: its header, its frame and the
+// frame's deltas.
 func readThread(txn *badgerdb.Txn, k store.Key, tk []byte, h *header) (store.Thread, error) {
 	t := thread(k, h)
-	_, err := value(txn, key(prefixFrame, tk), func(v []byte) (err error) {
-		t.Frame, t.Wait, err = decodeCheckpoint(v)
-		return err
-	})
-	return t, err
+	if _, err := value(txn, key(prefixFrame, tk), func(v []byte) error {
+		t.Frame = bytes.Clone(v)
+		return nil
+	}); err != nil {
+		return t, err
+	}
+	if h.Deltas == 0 {
+		return t, nil
+	}
+	prefix := deltaPrefix(tk, h.Gen)
+	t.Deltas = make([][]byte, h.Deltas)
+	for n := range t.Deltas {
+		found, err := value(txn, deltaKey(prefix, uint64(n)), func(v []byte) error {
+			t.Deltas[n] = bytes.Clone(v)
+			return nil
+		})
+		if err == nil && !found {
+			err = errors.New("missing")
+		}
+		if err != nil {
+			return t, fmt.Errorf("frame delta %d: %w", n, err)
+		}
+	}
+	return t, nil
 }
 
-// thread is a thread without its checkpoint.
+// thread is a thread without its frame and deltas.
 func thread(k store.Key, h *header) store.Thread {
 	return store.Thread{
-		Key: k, Status: h.Status, Hash: h.Hash, RunID: h.RunID,
+		Key: k, Status: h.Status, Hash: h.Hash, RunID: h.RunID, Wait: bytes.Clone(h.Wait),
 		LastSeq: h.LastSeq, FirstSeq: h.FirstSeq, Version: h.Version,
 		Created: h.Created, Updated: h.Updated,
 	}

@@ -118,13 +118,13 @@ func BenchmarkOpen1M(b *testing.B) {
 	start := time.Now()
 	wb := s.db.NewWriteBatch()
 	now := time.Now()
-	frame := encodeCheckpoint(bytes.Repeat([]byte{'f'}, 300), nil)
+	frame := bytes.Repeat([]byte{'f'}, 300)
 	for i := range threads {
 		k := store.Key{Scope: "acme", Workflow: "chat", Thread: fmt.Sprintf("thread-%07d", i)}
 		tk := threadKey(k)
 		h := header{Status: store.Suspended, Hash: "sha256:1", RunID: fmt.Sprint("run-", i), LastSeq: 2, FirstSeq: 1, Version: 1, Gen: uint64(i + 1), Created: now, Updated: now}
 		l := lease{Token: uint64(i + 1)}
-		r := runRecord{Run: store.Run{ID: h.RunID, Key: k, Status: store.Suspended, Started: now}, Gen: h.Gen}
+		r := store.Run{ID: h.RunID, Key: k, Status: store.Suspended, Started: now}
 		ev := encodeEvent(&store.Event{RunID: h.RunID, Time: now, Data: []byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"hello"}`)})
 		for _, kv := range [][2][]byte{
 			{key(prefixThread, tk), encodeHeader(&h)},
@@ -132,9 +132,8 @@ func BenchmarkOpen1M(b *testing.B) {
 			{key(prefixLease, tk), encodeLease(&l)},
 			{eventKey(eventPrefix(tk, h.Gen), 1), ev},
 			{eventKey(eventPrefix(tk, h.Gen), 2), ev},
-			{runKey(h.RunID), encodeRun(&r)},
-			{statusKey(r.Status, r.ID), nil},
-			{threadRunKey(tk, r.Gen, r.ID), nil},
+			{runKey(tk, h.Gen, h.RunID), encodeRun(&r)},
+			{statusKey(r.Status, tk, h.Gen, r.ID), nil},
 		} {
 			if err := wb.Set(kv[0], kv[1]); err != nil {
 				b.Fatal(err)

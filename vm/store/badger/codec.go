@@ -11,7 +11,7 @@ import (
 // formatVersion is the version of the key layout and the record encodings
 // below, kept under metaKey. Change it with every incompatible change; Open
 // refuses a store written in another format.
-const formatVersion = 1
+const formatVersion = 2
 
 // Records are encoded as a sequence of fields: unsigned integers as
 // uvarints, strings and byte slices length-prefixed, times as a presence
@@ -24,6 +24,8 @@ type header struct {
 	Status   store.Status
 	Hash     string
 	RunID    string
+	Wait     []byte // what a suspended run waits for
+	Deltas   uint64 // how many frame deltas follow the frame
 	LastSeq  uint64
 	FirstSeq uint64
 	Version  uint64
@@ -38,12 +40,6 @@ type lease struct {
 	Owner   string
 	Token   uint64
 	Expires time.Time
-}
-
-// runRecord is a run and the generation of the thread it belongs to.
-type runRecord struct {
-	store.Run
-	Gen uint64
 }
 
 var errBadRecord = errors.New("malformed record")
@@ -135,8 +131,8 @@ func (d *decoder) done() error {
 }
 
 func encodeHeader(h *header) []byte {
-	return encoder(make([]byte, 0, 64+len(h.Hash)+len(h.RunID))).
-		str(string(h.Status)).str(h.Hash).str(h.RunID).
+	return encoder(make([]byte, 0, 64+len(h.Hash)+len(h.RunID)+len(h.Wait))).
+		str(string(h.Status)).str(h.Hash).str(h.RunID).bytes(h.Wait).uint(h.Deltas).
 		uint(h.LastSeq).uint(h.FirstSeq).uint(h.Version).uint(h.Gen).
 		time(h.Created).time(h.Updated)
 }
@@ -144,23 +140,11 @@ func encodeHeader(h *header) []byte {
 func decodeHeader(b []byte) (header, error) {
 	d := decoder{b: b}
 	h := header{
-		Status: store.Status(d.str()), Hash: d.str(), RunID: d.str(),
+		Status: store.Status(d.str()), Hash: d.str(), RunID: d.str(), Wait: d.bytes(), Deltas: d.uint(),
 		LastSeq: d.uint(), FirstSeq: d.uint(), Version: d.uint(), Gen: d.uint(),
 		Created: d.time(), Updated: d.time(),
 	}
 	return h, d.done()
-}
-
-// encodeCheckpoint encodes the part of a thread that Checkpoint replaces
-// and headers leave out.
-func encodeCheckpoint(frame, wait []byte) []byte {
-	return encoder(make([]byte, 0, len(frame)+len(wait)+10)).bytes(frame).bytes(wait)
-}
-
-func decodeCheckpoint(b []byte) (frame, wait []byte, err error) {
-	d := decoder{b: b}
-	frame, wait = d.bytes(), d.bytes()
-	return frame, wait, d.done()
 }
 
 func encodeLease(l *lease) []byte {
@@ -201,21 +185,18 @@ func decodeEvent(seq uint64, b []byte) (store.Event, error) {
 	return e, d.done()
 }
 
-// encodeRun encodes a run without its ID, which is in its key.
-func encodeRun(r *runRecord) []byte {
-	return encoder(make([]byte, 0, 64+len(r.Outcome)+len(r.Error))).
-		str(r.Key.Scope).str(r.Key.Workflow).str(r.Key.Thread).uint(r.Gen).
+// encodeRun encodes a run without its thread and id, which are in its key.
+func encodeRun(r *store.Run) []byte {
+	return encoder(make([]byte, 0, 32+len(r.Outcome)+len(r.Error)+len(r.Input))).
 		str(string(r.Status)).time(r.Started).time(r.Finished).
-		bytes(r.Outcome).str(r.Error)
+		bytes(r.Outcome).str(r.Error).bytes(r.Input)
 }
 
-func decodeRun(id string, b []byte) (runRecord, error) {
+func decodeRun(k store.Key, id string, b []byte) (store.Run, error) {
 	d := decoder{b: b}
-	r := runRecord{Run: store.Run{ID: id}}
-	r.Key = store.Key{Scope: d.str(), Workflow: d.str(), Thread: d.str()}
-	r.Gen = d.uint()
+	r := store.Run{ID: id, Key: k}
 	r.Status = store.Status(d.str())
 	r.Started, r.Finished = d.time(), d.time()
-	r.Outcome, r.Error = d.bytes(), d.str()
+	r.Outcome, r.Error, r.Input = d.bytes(), d.str(), d.bytes()
 	return r, d.done()
 }

@@ -15,9 +15,9 @@ import (
 
 // Commit writes c in one transaction: it checks the lease and c.Expect,
 // appends the events after the thread's last sequence number, marks the
-// events of c.Hide hidden, replaces the checkpoint and the run, and
-// increments the thread's Version. It returns when the transaction is on
-// disk (see the package comment).
+// events of c.Hide hidden, replaces the checkpoint, edits the frame's
+// deltas, writes the run, and increments the thread's Version. It returns
+// when the transaction is on disk (see the package comment), unless c.Lazy.
 //
 // c.Run.Key may be left zero: the run belongs to the lease's thread. Hide
 // may name events of this commit; it skips events retention removed and
@@ -58,31 +58,40 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		if err := s.appendEvents(txn, tk, &h, c.Events, c.Hide); err != nil {
 			return err
 		}
-		if cp := c.Checkpoint; cp != nil {
-			h.Status, h.Hash, h.RunID = cp.Status, cp.Hash, cp.RunID
-			if err := s.set(txn, key(prefixFrame, tk), encodeCheckpoint(cp.Frame, cp.Wait)); err != nil {
+		if c.Run != nil {
+			if err := s.putRun(txn, tk, h.Gen, c.Run, c.NewRun); err != nil {
 				return err
 			}
 		}
-		if c.Run != nil {
-			r := runRecord{Run: *c.Run, Gen: h.Gen}
-			r.Key = l.Key
-			if err := s.putRun(txn, &r); err != nil {
+		if cp := c.Checkpoint; cp != nil {
+			h.Status, h.Hash, h.RunID, h.Wait = cp.Status, cp.Hash, cp.RunID, cp.Wait
+			if cp.Frame != nil {
+				if err := s.set(txn, key(prefixFrame, tk), cp.Frame); err != nil {
+					return err
+				}
+				if err := trimDeltas(txn, tk, &h, 0); err != nil {
+					return err
+				}
+			}
+		}
+		if c.Trim {
+			if err := trimDeltas(txn, tk, &h, c.Keep); err != nil {
 				return err
 			}
+		}
+		if c.Delta != nil {
+			if err := s.set(txn, deltaKey(deltaPrefix(tk, h.Gen), h.Deltas), c.Delta); err != nil {
+				return fmt.Errorf("frame delta: %w", err)
+			}
+			h.Deltas++
 		}
 		h.Version++
 		h.Updated = now
 		if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
 			return err
 		}
-		if cp := c.Checkpoint; cp != nil {
-			out = thread(l.Key, &h)
-			out.Frame, out.Wait = cp.Frame, cp.Wait
-			return nil
-		}
-		out, err = readThread(txn, l.Key, tk, &h)
-		return err
+		out = thread(l.Key, &h)
+		return nil
 	})
 	if err != nil {
 		return fail(err)
@@ -145,33 +154,43 @@ func hideEvent(txn *badgerdb.Txn, k []byte) error {
 	return txn.Set(k, encodeEvent(&e))
 }
 
-// putRun writes a run record and its index entries, and removes the index
-// entries of the record it replaces.
-func (s *Store) putRun(txn *badgerdb.Txn, r *runRecord) error {
-	old, found, err := readRun(txn, r.ID)
+// putRun writes a run record of generation gen of thread tk and its entry
+// in the index of runs by status, removing the entry of the record it
+// replaces. With isNew, a record already there is store.ErrRunExists.
+func (s *Store) putRun(txn *badgerdb.Txn, tk []byte, gen uint64, r *store.Run, isNew bool) error {
+	old, found, err := readRun(txn, tk, gen, r.ID)
 	if err != nil {
 		return err
 	}
-	tk := threadKey(r.Key)
 	if found {
+		if isNew {
+			return fmt.Errorf("run %q: %w", r.ID, store.ErrRunExists)
+		}
 		if old.Status != r.Status {
-			if err := txn.Delete(statusKey(old.Status, r.ID)); err != nil {
-				return err
-			}
-		}
-		if old.Key != r.Key || old.Gen != r.Gen {
-			if err := txn.Delete(threadRunKey(threadKey(old.Key), old.Gen, r.ID)); err != nil {
+			if err := txn.Delete(statusKey(old.Status, tk, gen, r.ID)); err != nil {
 				return err
 			}
 		}
 	}
-	if err := s.set(txn, runKey(r.ID), encodeRun(r)); err != nil {
+	if err := s.set(txn, runKey(tk, gen, r.ID), encodeRun(r)); err != nil {
 		return err
 	}
-	if err := txn.Set(statusKey(r.Status, r.ID), nil); err != nil {
-		return err
+	return txn.Set(statusKey(r.Status, tk, gen, r.ID), nil)
+}
+
+// trimDeltas removes the thread's frame deltas from keep on.
+func trimDeltas(txn *badgerdb.Txn, tk []byte, h *header, keep int) error {
+	if keep < 0 || uint64(keep) > h.Deltas {
+		return fmt.Errorf("keep %d frame deltas: the thread has %d", keep, h.Deltas)
 	}
-	return txn.Set(threadRunKey(tk, r.Gen, r.ID), nil)
+	prefix := deltaPrefix(tk, h.Gen)
+	for n := uint64(keep); n < h.Deltas; n++ {
+		if err := txn.Delete(deltaKey(prefix, n)); err != nil {
+			return err
+		}
+	}
+	h.Deltas = uint64(keep)
+	return nil
 }
 
 // syncGroup shares syncs among concurrent callers: a caller waits for a

@@ -12,14 +12,18 @@ import (
 //
 //	m                        the store's format version
 //	s <hash>                 a workflow source
-//	t <tk>                   a thread's header (status, sequence numbers, times)
-//	f <tk>                   a thread's checkpoint (frame and wait)
+//	h <tk>                   a thread's header (status, wait, sequence numbers, times)
+//	g <tk>                   a thread's frame
+//	d <tk> <gen> <n>         the frame's delta n (from 0); n is a big-endian uint64
 //	l <tk>                   a thread's lease (owner, fencing token, expiry)
 //	e <tk> <gen> <seq>       an event; gen and seq are big-endian uint64
-//	r <run id>               a run
-//	x <status> <run id>      the index of runs by status (empty value)
-//	q <tk> <gen> <run id>    the index of a thread's runs (empty value)
-//	z <tk> <gen>             a deleted thread whose events and runs are still being removed
+//	u <tk> <gen> <run id>    a run of a thread
+//	y <status> <tk> <gen> <run id>  the index of runs by status (empty value)
+//	z <tk> <gen>             a deleted thread whose events, deltas and runs are still being removed
+//
+// Format 1 kept headers under t, checkpoints under f, runs under r by run
+// id alone, their status index under x and a thread's runs under q; Open
+// migrates such a store (migrate.go).
 //
 // tk is the thread key: scope, workflow and thread id, each escaped (a 0x00
 // byte becomes 0x00 0xff) and ended by 0x00 0x01. The encoding is
@@ -36,13 +40,13 @@ import (
 const (
 	prefixMeta    = 'm'
 	prefixSource  = 's'
-	prefixThread  = 't'
-	prefixFrame   = 'f'
+	prefixThread  = 'h'
+	prefixFrame   = 'g'
 	prefixLease   = 'l'
 	prefixEvent   = 'e'
-	prefixRun     = 'r'
-	prefixStatus  = 'x'
-	prefixRuns    = 'q'
+	prefixDelta   = 'd'
+	prefixRun     = 'u'
+	prefixStatus  = 'y'
 	prefixDeleted = 'z'
 )
 
@@ -134,17 +138,42 @@ func eventKey(prefix []byte, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(prefix[:len(prefix):len(prefix)], seq)
 }
 
+// deltaKey appends n to a delta prefix.
+func deltaKey(prefix []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(prefix[:len(prefix):len(prefix)], n)
+}
+
 // eventSeq is the sequence number at the end of an event key.
 func eventSeq(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
 func sourceKey(hash string) []byte { return append([]byte{prefixSource}, hash...) }
 
-func runKey(id string) []byte { return append([]byte{prefixRun}, id...) }
+// deltaPrefix is the prefix of one generation of a thread's frame deltas.
+func deltaPrefix(tk []byte, gen uint64) []byte { return key(prefixDelta, tk, be64(gen)) }
 
-func statusKey(status store.Status, id string) []byte {
-	return append(appendEscaped([]byte{prefixStatus}, string(status)), id...)
+// runPrefix is the prefix of one generation of a thread's runs.
+func runPrefix(tk []byte, gen uint64) []byte { return key(prefixRun, tk, be64(gen)) }
+
+func runKey(tk []byte, gen uint64, id string) []byte { return append(runPrefix(tk, gen), id...) }
+
+// statusPrefix is the prefix of the index of runs with a status.
+func statusPrefix(status store.Status) []byte {
+	return appendEscaped([]byte{prefixStatus}, string(status))
 }
 
-func threadRunKey(tk []byte, gen uint64, id string) []byte {
-	return append(key(prefixRuns, tk, be64(gen)), id...)
+func statusKey(status store.Status, tk []byte, gen uint64, id string) []byte {
+	return append(append(append(statusPrefix(status), tk...), be64(gen)...), id...)
+}
+
+// parseRunRef reads what follows a status prefix in the index of runs: the
+// thread, its generation and the run id.
+func parseRunRef(b []byte) (store.Key, uint64, string, error) {
+	k, rest, err := parseThreadKey(b)
+	if err != nil {
+		return k, 0, "", err
+	}
+	if len(rest) < 8 {
+		return k, 0, "", errBadKey
+	}
+	return k, binary.BigEndian.Uint64(rest), string(rest[8:]), nil
 }

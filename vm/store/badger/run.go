@@ -3,6 +3,7 @@ package badger
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -10,29 +11,58 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// Run returns a run by id.
-func (s *Store) Run(ctx context.Context, id string) (store.Run, error) {
+// Run returns a run of a thread by id.
+func (s *Store) Run(ctx context.Context, k store.Key, id string) (store.Run, error) {
 	if err := s.enter(ctx); err != nil {
-		return store.Run{}, fmt.Errorf("run %q: %w", id, err)
+		return store.Run{}, fmt.Errorf("run %q of %s: %w", id, keyName(k), err)
 	}
 	defer s.leave()
-	var r runRecord
+	tk := threadKey(k)
+	var r store.Run
 	err := s.db.View(func(txn *badgerdb.Txn) error {
+		h, err := threadHeader(txn, tk)
+		if err != nil {
+			return err
+		}
 		var found bool
-		var err error
-		if r, found, err = readRun(txn, id); err == nil && !found {
+		if r, found, err = readRun(txn, tk, h.Gen, id); err == nil && !found {
 			err = store.ErrNotFound
 		}
 		return err
 	})
 	if err != nil {
-		return store.Run{}, fmt.Errorf("run %q: %w", id, err)
+		return store.Run{}, fmt.Errorf("run %q of %s: %w", id, keyName(k), err)
 	}
-	return r.Run, nil
+	return r, nil
 }
 
-// Runs lists the runs with a status, ordered by id; the cursor is the id
-// of the last run of the page.
+// Enqueue writes a queued run of an existing thread.
+func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
+	fail := func(err error) error { return fmt.Errorf("enqueue run %q on %s: %w", r.ID, keyName(k), err) }
+	if r.Status != store.Queued || r.ID == "" {
+		return fail(fmt.Errorf("a queued run needs an id and the status %q", store.Queued))
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(k)
+	err := s.update(ctx, func(txn *badgerdb.Txn) error {
+		h, err := threadHeader(txn, tk)
+		if err != nil {
+			return err
+		}
+		r.Key = k
+		return s.putRun(txn, tk, h.Gen, &r, true)
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// Runs lists the runs with a status, ordered by thread and run id; the
+// cursor is opaque.
 func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]store.Run, string, error) {
 	fail := func(err error) ([]store.Run, string, error) {
 		return nil, "", fmt.Errorf("runs %s: %w", status, err)
@@ -41,32 +71,44 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 		return fail(err)
 	}
 	defer s.leave()
-	prefix := statusKey(status, "")
-	start := statusKey(status, p.After)
+	prefix := statusPrefix(status)
+	start := prefix
+	if p.After != "" {
+		c, err := base64.RawURLEncoding.DecodeString(p.After)
+		if err != nil {
+			return fail(fmt.Errorf("malformed cursor %q", p.After))
+		}
+		start = append(bytes.Clone(prefix), c...)
+	}
 	limit := pageLimit(p)
 	var runs []store.Run
 	var next string
 	err := s.db.View(func(txn *badgerdb.Txn) error {
 		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix})
 		defer it.Close()
+		var last []byte
 		for it.Seek(start); it.Valid(); it.Next() {
-			k := it.Item().Key()
-			if p.After != "" && bytes.Equal(k, start) {
+			ik := it.Item().Key()
+			if p.After != "" && bytes.Equal(ik, start) {
 				continue
 			}
 			if len(runs) == limit {
-				next = runs[len(runs)-1].ID
+				next = base64.RawURLEncoding.EncodeToString(last[len(prefix):])
 				return nil
 			}
-			id := string(k[len(prefix):])
-			r, found, err := readRun(txn, id)
+			k, gen, id, err := parseRunRef(ik[len(prefix):])
+			if err != nil {
+				return fmt.Errorf("the index of runs holds a malformed key %q", ik)
+			}
+			r, found, err := readRun(txn, threadKey(k), gen, id)
 			if err != nil {
 				return err
 			}
 			if !found || r.Status != status {
-				return fmt.Errorf("the index of runs names run %q, which is not %s", id, status)
+				return fmt.Errorf("the index of runs names run %q of %s, which is not %s", id, keyName(k), status)
 			}
-			runs = append(runs, r.Run)
+			runs = append(runs, r)
+			last = bytes.Clone(ik)
 		}
 		return nil
 	})

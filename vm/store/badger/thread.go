@@ -143,55 +143,51 @@ func unlink(txn *badgerdb.Txn, tk []byte, gen uint64) error {
 // purgeChunk is how many runs one transaction of purge removes.
 const purgeChunk = 256
 
-// purge removes the events and runs of a generation of an unlinked thread,
-// then the record that they were to be removed. It returns how many events
-// it removed.
+// purge removes the events, frame deltas and runs of a generation of an
+// unlinked thread, then the record that they were to be removed. It
+// returns how many events it removed.
 func (s *Store) purge(ctx context.Context, k store.Key, gen uint64) (int, error) {
 	tk := threadKey(k)
 	events, err := s.deleteKeys(ctx, eventPrefix(tk, gen), nil)
 	if err != nil {
 		return events, err
 	}
-	runs := key(prefixRuns, tk, be64(gen))
+	if _, err := s.deleteKeys(ctx, deltaPrefix(tk, gen), nil); err != nil {
+		return events, err
+	}
+	runs := runPrefix(tk, gen)
 	for {
-		var ids []string
-		err := s.db.View(func(txn *badgerdb.Txn) error {
-			it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: runs})
+		var done bool
+		err := s.update(ctx, func(txn *badgerdb.Txn) error {
+			it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: runs, PrefetchValues: true, PrefetchSize: 100})
 			defer it.Close()
-			for it.Rewind(); it.Valid() && len(ids) < purgeChunk; it.Next() {
-				ids = append(ids, string(it.Item().Key()[len(runs):]))
+			n := 0
+			for it.Rewind(); it.Valid() && n < purgeChunk; it.Next() {
+				item := it.Item()
+				id := string(item.Key()[len(runs):])
+				var r store.Run
+				if err := item.Value(func(v []byte) (err error) {
+					r, err = decodeRun(k, id, v)
+					return err
+				}); err != nil {
+					return err
+				}
+				if err := txn.Delete(statusKey(r.Status, tk, gen, id)); err != nil {
+					return err
+				}
+				if err := txn.Delete(item.KeyCopy(nil)); err != nil {
+					return err
+				}
+				n++
 			}
+			done = n == 0
 			return nil
 		})
 		if err != nil {
 			return events, err
 		}
-		if len(ids) == 0 {
+		if done {
 			break
-		}
-		err = s.update(ctx, func(txn *badgerdb.Txn) error {
-			for _, id := range ids {
-				r, found, err := readRun(txn, id)
-				if err != nil {
-					return err
-				}
-				// The run may have been reused since by another thread.
-				if found && r.Key == k && r.Gen == gen {
-					if err := txn.Delete(runKey(id)); err != nil {
-						return err
-					}
-					if err := txn.Delete(statusKey(r.Status, id)); err != nil {
-						return err
-					}
-				}
-				if err := txn.Delete(append(bytes.Clone(runs), id...)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return events, err
 		}
 		if err := ctx.Err(); err != nil {
 			return events, err

@@ -125,27 +125,27 @@ func checkCommitHide(c *tc) {
 func checkCommitRun(c *tc) {
 	k := key("acme", "chat", "t1")
 	l := c.acquire(k, "owner-a", long)
-	if _, err := c.s.Run(c.ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.s.Run(c.ctx, k, "r1"); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Run(%q) before any commit: got error %v, want ErrNotFound", "r1", err)
 	}
 
 	r1 := mkRun("r1", k, store.Running)
 	c.commit(l, store.Commit{Run: r1})
-	c.sameRun("Run(r1) after the commit that created it", c.run("r1"), *r1)
+	c.sameRun("Run(r1) after the commit that created it", c.run(k, "r1"), *r1)
 
 	done := mkRun("r1", k, store.Finished)
 	done.Started = base.Add(-time.Second)
 	c.commit(l, store.Commit{Run: done, Events: mkEvents("r1", 1, 1)})
-	c.sameRun("Run(r1) after the commit that replaced it", c.run("r1"), *done)
+	c.sameRun("Run(r1) after the commit that replaced it", c.run(k, "r1"), *done)
 
 	r2 := mkRun("r2", k, store.Failed)
 	c.commit(l, store.Commit{Run: r2})
-	c.sameRun("Run(r2)", c.run("r2"), *r2)
-	c.sameRun("Run(r1) after r2 was created", c.run("r1"), *done)
+	c.sameRun("Run(r2)", c.run(k, "r2"), *r2)
+	c.sameRun("Run(r1) after r2 was created", c.run(k, "r1"), *done)
 
 	// A commit without a run leaves runs alone.
 	c.commit(l, store.Commit{Events: mkEvents("r2", 2, 1)})
-	c.sameRun("Run(r2) after a commit without a run", c.run("r2"), *r2)
+	c.sameRun("Run(r2) after a commit without a run", c.run(k, "r2"), *r2)
 }
 
 func checkCommitExpect(c *tc) {
@@ -199,8 +199,8 @@ func checkConflictWritesNothing(c *tc) {
 
 	c.sameThread("Thread after commits refused with ErrConflict", c.thread(k), before)
 	c.sameEvents("events after commits refused with ErrConflict", c.events(k, 0, 100), evs)
-	c.sameRun("Run(r1) after a refused commit replaced it", c.run("r1"), *r1)
-	if _, err := c.s.Run(c.ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
+	c.sameRun("Run(r1) after a refused commit replaced it", c.run(k, "r1"), *r1)
+	if _, err := c.s.Run(c.ctx, k, "r2"); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Run(%q) created by a refused commit: got error %v, want ErrNotFound", "r2", err)
 	}
 	th := c.commit(l, store.Commit{Events: mkEvents("r3", 1, 1), Expect: before.Version})

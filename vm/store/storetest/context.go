@@ -48,7 +48,7 @@ func checkCancelled(c *tc) {
 		{"DeleteThread", func() error { return c.s.DeleteThread(ctx, k) }},
 		{"Events", func() error { _, err := c.s.Events(ctx, k, 0, 10); return err }},
 		{"LastEvents", func() error { _, err := c.s.LastEvents(ctx, k, 10); return err }},
-		{"Run", func() error { _, err := c.s.Run(ctx, "r1"); return err }},
+		{"Run", func() error { _, err := c.s.Run(ctx, k, "r1"); return err }},
 		{"Runs", func() error { _, _, err := c.s.Runs(ctx, store.Suspended, store.Page{}); return err }},
 		{"Sweep", func() error {
 			_, _, err := c.s.Sweep(ctx, store.Retention{MaxEvents: 1, FinishedTTL: time.Nanosecond}, time.Now().Add(24*time.Hour))
@@ -70,7 +70,7 @@ func checkCancelled(c *tc) {
 	if _, err := c.s.Thread(c.ctx, fresh); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Thread(%s) acquired with a cancelled context: got error %v, want ErrNotFound", ks(fresh), err)
 	}
-	if _, err := c.s.Run(c.ctx, "r2"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.s.Run(c.ctx, k, "r2"); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Run(%q) committed with a cancelled context: got error %v, want ErrNotFound", "r2", err)
 	}
 	_, err := c.s.Acquire(c.ctx, k, "owner-b", long)

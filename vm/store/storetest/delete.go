@@ -22,14 +22,14 @@ func checkDeleteRemoves(c *tc) {
 	c.release(la)
 	lb := c.acquire(b, "owner-b", long)
 	c.commit(lb, store.Commit{Checkpoint: checkpoint(store.Running, "b1", 1), Events: mkEvents("b1", 1, 4), Run: mkRun("b1", b, store.Running)})
-	thb, evb, rb := c.thread(b), c.events(b, 0, 100), c.run("b1")
+	thb, evb, rb := c.thread(b), c.events(b, 0, 100), c.run(b, "b1")
 
 	if err := c.s.DeleteThread(c.ctx, a); err != nil {
 		c.Fatalf("DeleteThread(%s): %v", ks(a), err)
 	}
 	c.notFound(a, "after DeleteThread")
 	for _, id := range []string{"a1", "a2"} {
-		_, err := c.s.Run(c.ctx, id)
+		_, err := c.s.Run(c.ctx, a, id)
 		c.wantErr(fmt.Sprintf("Run(%q) of the deleted thread", id), err, store.ErrNotFound)
 	}
 	if ids := runIDs(c.listRuns(store.Running, 10)); !slices.Equal(ids, []string{"b1"}) {
@@ -43,7 +43,7 @@ func checkDeleteRemoves(c *tc) {
 	}
 	c.sameThread(fmt.Sprintf("Thread(%s) after deleting %s", ks(b), ks(a)), c.thread(b), thb)
 	c.sameEvents(fmt.Sprintf("Events(%s) after deleting %s", ks(b), ks(a)), c.events(b, 0, 100), evb)
-	c.sameRun(fmt.Sprintf("Run(b1) after deleting %s", ks(a)), c.run("b1"), rb)
+	c.sameRun(fmt.Sprintf("Run(b1) after deleting %s", ks(a)), c.run(b, "b1"), rb)
 	c.commit(lb, store.Commit{Events: mkEvents("b1", 5, 1)})
 
 	// The key can be used again: a new thread, numbered from 1.
@@ -71,7 +71,7 @@ func checkDeleteFences(c *tc) {
 		c.Errorf("Commit with the lease of a deleted thread: got error %v, want ErrLeaseLost or ErrNotFound", err)
 	}
 	c.notFound(k, "after a Commit with the lease of the deleted thread")
-	if _, err := c.s.Run(c.ctx, "r1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.s.Run(c.ctx, k, "r1"); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Run(%q) after a Commit with the lease of the deleted thread: got error %v, want ErrNotFound", "r1", err)
 	}
 

@@ -106,6 +106,16 @@ func (c *tc) commit(l store.Lease, cm store.Commit) store.Thread {
 	if th.Key != l.Key {
 		c.Fatalf("Commit to %s returned the thread %s", ks(l.Key), ks(th.Key))
 	}
+	if th.Frame != nil || th.Deltas != nil {
+		c.Errorf("Commit to %s returned a frame or deltas; it returns the thread's bookkeeping only", ks(l.Key))
+	}
+	// The rest of the checks compare whole threads: the frame and deltas
+	// are what Thread reads.
+	stored, err := c.s.Thread(c.ctx, l.Key)
+	if err != nil {
+		c.Fatalf("Thread(%s) after a commit: %v", ks(l.Key), err)
+	}
+	th.Frame, th.Deltas = stored.Frame, stored.Deltas
 	return th
 }
 
@@ -174,11 +184,11 @@ func (c *tc) lastEvents(k store.Key, n int) []store.Event {
 	return evs
 }
 
-func (c *tc) run(id string) store.Run {
+func (c *tc) run(k store.Key, id string) store.Run {
 	c.Helper()
-	r, err := c.s.Run(c.ctx, id)
+	r, err := c.s.Run(c.ctx, k, id)
 	if err != nil {
-		c.Fatalf("Run(%q): %v", id, err)
+		c.Fatalf("Run(%s, %q): %v", ks(k), id, err)
 	}
 	return r
 }
@@ -346,6 +356,9 @@ func diffCheckpoint(got, want store.Thread) []string {
 	if !bytes.Equal(got.Frame, want.Frame) {
 		d = append(d, fmt.Sprintf("Frame %q, want %q", got.Frame, want.Frame))
 	}
+	if !slices.EqualFunc(got.Deltas, want.Deltas, bytes.Equal) {
+		d = append(d, fmt.Sprintf("Deltas %q, want %q", got.Deltas, want.Deltas))
+	}
 	if !bytes.Equal(got.Wait, want.Wait) {
 		d = append(d, fmt.Sprintf("Wait %q, want %q", got.Wait, want.Wait))
 	}
@@ -385,6 +398,9 @@ func diffRun(got, want store.Run) string {
 	}
 	if got.Error != want.Error {
 		d = append(d, fmt.Sprintf("Error %q, want %q", got.Error, want.Error))
+	}
+	if !bytes.Equal(got.Input, want.Input) {
+		d = append(d, fmt.Sprintf("Input %q, want %q", got.Input, want.Input))
 	}
 	return strings.Join(d, ", ")
 }

@@ -236,7 +236,7 @@ func fenced(c *tc, when string, l store.Lease, want store.Thread) {
 			when, d, got.LastSeq, want.LastSeq, got.Version, want.Version)
 	}
 	c.sameEvents(fmt.Sprintf("events after a refused Commit %s", when), c.allEvents(k, 0), evs)
-	if _, err := c.s.Run(c.ctx, "zombie"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := c.s.Run(c.ctx, k, "zombie"); !errors.Is(err, store.ErrNotFound) {
 		c.Errorf("Run(%q) written by a refused Commit %s: got error %v, want ErrNotFound", "zombie", when, err)
 	}
 }

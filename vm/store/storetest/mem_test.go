@@ -35,7 +35,7 @@ type mem struct {
 type state struct {
 	Sources map[string][]byte    `json:"sources"`
 	Threads []*memThread         `json:"threads"`
-	Runs    map[string]store.Run `json:"runs"`
+	Runs    map[string]store.Run `json:"runs"`   // by runName
 	Tokens  uint64               `json:"tokens"` // the last token issued, store-wide
 }
 
@@ -43,6 +43,18 @@ type memThread struct {
 	T      store.Thread  `json:"thread"`
 	Events []store.Event `json:"events"`
 	Lease  store.Lease   `json:"lease"` // Owner "" when none is held
+}
+
+// runName is the key of a run in state.Runs: run ids are their thread's.
+func (m *mem) runName(k store.Key, id string) string {
+	if m.bug == "global-run-ids" {
+		return id
+	}
+	return runName(k, id)
+}
+
+func runName(k store.Key, id string) string {
+	return strings.Join([]string{k.Scope, k.Workflow, k.Thread, id}, "\x00")
 }
 
 func openMem(t testing.TB, dir string) *mem {
@@ -192,8 +204,25 @@ func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.
 		return store.Thread{}, store.ErrConflict
 	}
 	t := &th.T
+	if c.Run != nil && c.NewRun {
+		if _, ok := m.st.Runs[m.runName(l.Key, c.Run.ID)]; ok {
+			return store.Thread{}, store.ErrRunExists
+		}
+	}
+	if c.Trim && (c.Keep < 0 || c.Keep > len(t.Deltas)) {
+		return store.Thread{}, errors.New("keep more deltas than the thread has")
+	}
 	if cp := c.Checkpoint; cp != nil {
-		t.Status, t.Hash, t.Frame, t.Wait, t.RunID = cp.Status, cp.Hash, slices.Clone(cp.Frame), slices.Clone(cp.Wait), cp.RunID
+		t.Status, t.Hash, t.Wait, t.RunID = cp.Status, cp.Hash, slices.Clone(cp.Wait), cp.RunID
+		if cp.Frame != nil {
+			t.Frame, t.Deltas = slices.Clone(cp.Frame), nil
+		}
+	}
+	if c.Trim && m.bug != "trim-ignored" {
+		t.Deltas = slices.Clip(t.Deltas[:c.Keep])
+	}
+	if c.Delta != nil {
+		t.Deltas = append(t.Deltas, slices.Clone(c.Delta))
 	}
 	for _, seq := range c.Hide {
 		for i := range th.Events {
@@ -219,11 +248,16 @@ func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.
 		}
 	}
 	if c.Run != nil {
-		m.st.Runs[c.Run.ID] = *c.Run
+		r := *c.Run
+		r.Key = l.Key
+		r.Input = slices.Clone(r.Input)
+		m.st.Runs[m.runName(l.Key, r.ID)] = r
 	}
 	t.Version++
 	t.Updated = m.now()
-	return *t, nil
+	out := *t
+	out.Frame, out.Deltas = nil, nil
+	return out, nil
 }
 
 func (m *mem) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
@@ -327,16 +361,35 @@ func (m *mem) LastEvents(ctx context.Context, k store.Key, n int) ([]store.Event
 	return slices.Clone(th.Events[max(len(th.Events)-n, 0):]), nil
 }
 
-func (m *mem) Run(ctx context.Context, id string) (store.Run, error) {
+func (m *mem) Run(ctx context.Context, k store.Key, id string) (store.Run, error) {
 	if err := m.begin(ctx); err != nil {
 		return store.Run{}, err
 	}
 	defer m.mu.Unlock()
-	r, ok := m.st.Runs[id]
+	r, ok := m.st.Runs[m.runName(k, id)]
 	if !ok {
 		return store.Run{}, store.ErrNotFound
 	}
 	return r, nil
+}
+
+func (m *mem) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if r.Status != store.Queued || r.ID == "" {
+		return errors.New("a queued run needs an id and the queued status")
+	}
+	if _, th := m.find(k); th == nil {
+		return store.ErrNotFound
+	}
+	if _, ok := m.st.Runs[m.runName(k, r.ID)]; ok {
+		return store.ErrRunExists
+	}
+	r.Key, r.Input = k, slices.Clone(r.Input)
+	m.st.Runs[m.runName(k, r.ID)] = r
+	return nil
 }
 
 func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]store.Run, string, error) {
@@ -346,13 +399,13 @@ func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]st
 	defer m.mu.Unlock()
 	var all []store.Run
 	for _, r := range m.st.Runs {
-		if r.Status == status && r.ID > p.After {
+		if r.Status == status && runName(r.Key, r.ID) > p.After {
 			all = append(all, r)
 		}
 	}
-	slices.SortFunc(all, func(a, b store.Run) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(all, func(a, b store.Run) int { return cmp.Compare(runName(a.Key, a.ID), runName(b.Key, b.ID)) })
 	if n := limit(p.Limit); len(all) > n {
-		return all[:n], all[n-1].ID, nil
+		return all[:n], runName(all[n-1].Key, all[n-1].ID), nil
 	}
 	return all, "", nil
 }
@@ -445,6 +498,8 @@ func TestMutants(t *testing.T) {
 		{"expired-off-by-one", "Sweep/MaxEvents"},
 		{"sweep-running", "Sweep/FinishedTTL"},
 		{"no-persist", "Reopen/Everything"},
+		{"global-run-ids", "Runs/IDsPerThread"},
+		{"trim-ignored", "Deltas/AppendTrimReplace"},
 	} {
 		t.Run(m.bug+"/"+m.caughtBy, func(t *testing.T) {
 			t.Parallel()

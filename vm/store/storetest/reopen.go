@@ -19,18 +19,24 @@ var reopenChecks = []reopenCheck{
 type snapshot struct {
 	threads map[store.Key]store.Thread
 	events  map[store.Key][]store.Event
-	runs    map[string]store.Run
+	runs    map[runRef]store.Run
 	byState map[store.Status][]string
 	lists   map[string][]store.Key
 	sources map[string][]byte
 }
 
-func (c *tc) snapshot(keys []store.Key, runs []string, sources []string) snapshot {
+// runRef names a run: its thread and id.
+type runRef struct {
+	k  store.Key
+	id string
+}
+
+func (c *tc) snapshot(keys []store.Key, runs []runRef, sources []string) snapshot {
 	c.Helper()
 	s := snapshot{
 		threads: map[store.Key]store.Thread{},
 		events:  map[store.Key][]store.Event{},
-		runs:    map[string]store.Run{},
+		runs:    map[runRef]store.Run{},
 		byState: map[store.Status][]string{},
 		lists:   map[string][]store.Key{},
 		sources: map[string][]byte{},
@@ -41,8 +47,8 @@ func (c *tc) snapshot(keys []store.Key, runs []string, sources []string) snapsho
 		s.events[k] = c.allEvents(k, max(th.FirstSeq, 1)-1)
 		s.lists[k.Scope] = threadKeys(c.listThreads(k.Scope, "", 2))
 	}
-	for _, id := range runs {
-		s.runs[id] = c.run(id)
+	for _, r := range runs {
+		s.runs[r] = c.run(r.k, r.id)
 	}
 	for _, st := range []store.Status{store.Running, store.Suspended, store.Finished, store.Failed, store.Cancelled} {
 		s.byState[st] = runIDs(c.listRuns(st, 2))
@@ -64,9 +70,10 @@ func (c *tc) same(when string, s snapshot) {
 	for k := range s.threads {
 		keys = append(keys, k)
 	}
-	var runs, sources []string
-	for id := range s.runs {
-		runs = append(runs, id)
+	var runs []runRef
+	var sources []string
+	for r := range s.runs {
+		runs = append(runs, r)
 	}
 	for h := range s.sources {
 		sources = append(sources, h)
@@ -76,8 +83,8 @@ func (c *tc) same(when string, s snapshot) {
 		c.sameThread(fmt.Sprintf("%s: Thread(%s)", when, ks(k)), now.threads[k], th)
 		c.sameEvents(fmt.Sprintf("%s: Events(%s)", when, ks(k)), now.events[k], s.events[k])
 	}
-	for id, r := range s.runs {
-		c.sameRun(fmt.Sprintf("%s: Run(%q)", when, id), now.runs[id], r)
+	for ref, r := range s.runs {
+		c.sameRun(fmt.Sprintf("%s: Run(%s, %q)", when, ks(ref.k), ref.id), now.runs[ref], r)
 	}
 	for st, ids := range s.byState {
 		if !slices.Equal(now.byState[st], ids) {
@@ -117,7 +124,7 @@ func checkReopenEverything(r *reopener) {
 	c.commit(lb, store.Commit{Checkpoint: checkpoint(store.Running, "rb", 1), Events: mkEvents("rb", 1, 2), Run: mkRun("rb", b, store.Running)})
 	c.create(e, store.Failed, 4)
 	keys := []store.Key{a, b, e}
-	runs := []string{"r0", "r1", "rb", runOf(e)}
+	runs := []runRef{{a, "r0"}, {a, "r1"}, {b, "rb"}, {e, runOf(e)}}
 	before := c.snapshot(keys, runs, []string{"sha256:aa", "sha256:big"})
 	r.Close()
 
@@ -138,7 +145,7 @@ func checkReopenEverything(r *reopener) {
 	}
 	c.checkSeqs(fmt.Sprintf("Events(%s) after reopening and committing", ks(a)), c.allEvents(a, 0), 1, 7)
 	c.release(l)
-	after := c.snapshot(keys, append(runs, "r2"), []string{"sha256:aa", "sha256:big"})
+	after := c.snapshot(keys, append(runs, runRef{a, "r2"}), []string{"sha256:aa", "sha256:big"})
 	r.Close()
 
 	c = r.Open()
@@ -161,7 +168,7 @@ func checkReopenRemovals(r *reopener) {
 	if _, n, err := c.s.Sweep(c.ctx, store.Retention{FinishedTTL: time.Hour}, time.Now().Add(2*time.Hour)); err != nil || n != 1 {
 		c.Fatalf("Sweep(FinishedTTL 1h) 2h later: %d threads removed, error %v; want 1, nil", n, err)
 	}
-	before := c.snapshot([]store.Key{y, w}, []string{runOf(y), runOf(w)}, nil)
+	before := c.snapshot([]store.Key{y, w}, []runRef{{y, runOf(y)}, {w, runOf(w)}}, nil)
 	r.Close()
 
 	for round := 1; round <= 2; round++ {
@@ -170,7 +177,7 @@ func checkReopenRemovals(r *reopener) {
 		c.same(when, before)
 		for _, k := range []store.Key{x, z} {
 			c.notFound(k, when)
-			if _, err := c.s.Run(c.ctx, runOf(k)); !errors.Is(err, store.ErrNotFound) {
+			if _, err := c.s.Run(c.ctx, k, runOf(k)); !errors.Is(err, store.ErrNotFound) {
 				c.Errorf("%s: Run(%q) of a removed thread: got error %v, want ErrNotFound", when, runOf(k), err)
 			}
 		}
@@ -190,7 +197,7 @@ func checkReopenRemovals(r *reopener) {
 				c.Errorf("%s: Commit to %s: LastSeq %d FirstSeq %d, want 11 and 7", when, ks(y), th.LastSeq, th.FirstSeq)
 			}
 			c.release(l)
-			before = c.snapshot([]store.Key{y, w}, []string{runOf(y), runOf(w)}, nil)
+			before = c.snapshot([]store.Key{y, w}, []runRef{{y, runOf(y)}, {w, runOf(w)}}, nil)
 		}
 		r.Close()
 	}

@@ -121,6 +121,7 @@ func groups() []group {
 		{"Events", eventChecks},
 		{"Threads", threadChecks},
 		{"Runs", runChecks},
+		{"Deltas", deltaChecks},
 		{"Delete", deleteChecks},
 		{"Sweep", sweepChecks},
 		{"Concurrent", concurrentChecks},

@@ -119,13 +119,13 @@ func checkSweepFinished(c *tc) {
 	for i, k := range keys {
 		if i < 3 {
 			c.notFound(k, fmt.Sprintf("a %s thread idle for longer than FinishedTTL", statuses[i]))
-			_, err := c.s.Run(c.ctx, runOf(k))
+			_, err := c.s.Run(c.ctx, k, runOf(k))
 			c.wantErr(fmt.Sprintf("Run(%q) of a swept thread", runOf(k)), err, store.ErrNotFound)
 			continue
 		}
 		c.sameThread(fmt.Sprintf("Thread(%s) (%s) after Sweep(FinishedTTL)", ks(k), statuses[i]), c.thread(k), threads[i])
 		c.checkSeqs(fmt.Sprintf("Events(%s) after Sweep(FinishedTTL)", ks(k)), c.events(k, 0, 100), 1, uint64(i+1))
-		c.run(runOf(k))
+		c.run(k, runOf(k))
 	}
 	var want []store.Key
 	for _, sc := range []string{"acme", "evil"} {

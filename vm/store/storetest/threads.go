@@ -209,7 +209,7 @@ func checkKeysNotConfused(c *tc) {
 				c.Errorf("%s: Thread(%s): LastSeq %d RunID %q, want %d %q", when, ks(k), th.LastSeq, th.RunID, i+1, fmt.Sprintf("run%d", i))
 			}
 			c.sameEvents(fmt.Sprintf("%s: Events(%s)", when, ks(k)), c.events(k, 0, 100), withSeqs(mkEvents(fmt.Sprintf("run%d", i), 0, i+1), 1))
-			if r := c.run(fmt.Sprintf("run%d", i)); r.Key != k {
+			if r := c.run(k, fmt.Sprintf("run%d", i)); r.Key != k {
 				c.Errorf("%s: Run(%q).Key = %s, want %s", when, r.ID, ks(r.Key), ks(k))
 			}
 		}
