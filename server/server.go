@@ -168,7 +168,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Load == nil {
 		cur := cfg.Machine
 		cfg.Load = func(_ context.Context, hash string) (*vm.Machine, error) {
-			if hash == cur.Program.Hash {
+			if hash == "" || hash == cur.Program.Hash {
 				return cur, nil
 			}
 			return nil, fmt.Errorf("version %s of the workflows is not loaded", hash)

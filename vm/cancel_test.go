@@ -121,15 +121,13 @@ func TestDeadlineCostlyEvaluation(t *testing.T) {
 	}
 }
 
-// cancelAt is a Checkpointer that cancels the run at its n-th checkpoint.
+// cancelAt is a sink that cancels the run at its n-th event.
 type cancelAt struct {
 	n, seen int
 	cancel  func()
 }
 
-func (c *cancelAt) Emit(vm.Event) error { return nil }
-
-func (c *cancelAt) Checkpoint(*vm.Frame) error {
+func (c *cancelAt) Emit(vm.Event) error {
 	if c.seen++; c.seen == c.n {
 		c.cancel()
 	}
@@ -139,7 +137,7 @@ func (c *cancelAt) Checkpoint(*vm.Frame) error {
 // TestCancelBetweenNodes cancels a loop of quick nodes: the run notices
 // at the next node.
 func TestCancelBetweenNodes(t *testing.T) {
-	m := machine(t, "wf 1\nworkflow w {\n flow {\n set $i = 0\n while $i < 1000 max 1000 { set $i = $i + 1 }\n output $i\n }\n}\n")
+	m := machine(t, "wf 1\nworkflow w {\n flow {\n set $i = 0\n while $i < 1000 max 1000 {\n set $i = $i + 1\n note \"x\"\n }\n output $i\n }\n}\n")
 	m.MaxVisits = 10_000
 	f, err := m.NewFrame("w", nil)
 	if err != nil {
@@ -147,12 +145,13 @@ func TestCancelBetweenNodes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := m.Run(ctx, f, nil, &cancelAt{n: 500, cancel: cancel})
+	o := m.Run(ctx, f, nil, &cancelAt{n: 250, cancel: cancel})
 	if o.Status != vm.Cancelled {
 		t.Fatalf("outcome %+v (%v), want cancelled", o, o.Err)
 	}
-	if f.Visits != 500 {
-		t.Errorf("the run visited %d nodes; cancelled after the 500th, it should visit no more", f.Visits)
+	// set $i = 0, then 250 times while, set, note: the 250th note cancels.
+	if f.Visits != 1+3*250 {
+		t.Errorf("the run visited %d nodes; cancelled in the 250th note, it should visit no more", f.Visits)
 	}
 	if i, _ := f.Context["i"].(int); i >= 1000 {
 		t.Errorf("$i is %d: the loop ran to its end", i)

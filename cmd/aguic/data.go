@@ -49,8 +49,9 @@ type versions struct {
 	cache map[string]*vm.Machine
 }
 
+// load returns the machine of version hash; "" is the current version.
 func (v *versions) load(ctx context.Context, hash string) (*vm.Machine, error) {
-	if hash == v.current.Program.Hash {
+	if hash == "" || hash == v.current.Program.Hash {
 		return v.current, nil
 	}
 	v.mu.Lock()
