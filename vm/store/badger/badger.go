@@ -36,6 +36,7 @@ import (
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/ristretto/v2/z"
 
 	"github.com/aguic/aguic/vm/store"
 )
@@ -105,6 +106,13 @@ func Open(opts Options) (*Store, error) {
 		s.syncCommits = !opts.SyncWrites
 	}
 	db, err := badgerdb.Open(tuned(opts, logger{s.log}))
+	if err != nil && (errors.Is(err, z.NewFile) || strings.HasSuffix(err.Error(), z.NewFile.Error())) {
+		// A crash between creating a memtable or value-log file and its
+		// first write leaves it empty, and Badger's Open fails on it
+		// (dgraph-io/badger#2207) after giving the file its size: the
+		// second Open reads it as the empty file it is.
+		db, err = badgerdb.Open(tuned(opts, logger{s.log}))
+	}
 	if err != nil {
 		// Badger's message for a held lock is not a sentinel error.
 		if strings.Contains(err.Error(), "Another process is using this Badger database") {

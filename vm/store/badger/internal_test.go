@@ -2,7 +2,10 @@ package badger
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -353,5 +356,31 @@ func TestConcurrentSweep(t *testing.T) {
 		if _, err := s.Events(ctx, k, 1349, 0); !errors.Is(err, store.ErrExpired) {
 			t.Errorf("Events(%v, after 1349): %v, want ErrExpired", k, err)
 		}
+	}
+}
+
+// TestOpenAfterAnEmptyMemtable: a crash can leave a memtable file of no
+// bytes; the store opens all the same, with what it held.
+func TestOpenAfterAnEmptyMemtable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.PutSource(ctx, "sha256:1", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := os.WriteFile(filepath.Join(dir, "00099.mem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open with an empty memtable file: %v", err)
+	}
+	defer s.Close()
+	if src, err := s.Source(ctx, "sha256:1"); err != nil || string(src) != "kept" {
+		t.Errorf("Source after the reopen: %q, %v", src, err)
 	}
 }
