@@ -176,6 +176,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
 		Load:    s.cfg.Load,
+		Frames:  s.frames,
 		Live:    s.live(r),
 		Now:     s.now,
 	}

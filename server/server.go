@@ -35,6 +35,9 @@ const Version = "0.1.0"
 // no identity.
 const defaultScope = "default"
 
+// DefaultFrameCache is the default of Config.FrameCache: 8 MiB.
+const DefaultFrameCache = 8 << 20
+
 // Config configures a Server. Machine, Store are required; the rest has
 // defaults.
 type Config struct {
@@ -53,9 +56,14 @@ type Config struct {
 	Deadline  time.Duration // the longest a run may take; default 1h, negative for none
 	BodyLimit int64         // the largest request body in bytes; default 16 MiB
 	KeepAlive time.Duration // the interval of SSE keep-alive comments; default 15s
-	Owner     string        // the prefix of lease owners; default "aguic"
-	Logger    *slog.Logger  // default slog.Default()
-	Now       func() time.Time
+	// FrameCache is how many bytes of frames the server keeps in memory,
+	// so that the next turn of a conversation that ran lately does not
+	// read its frame again; 0 means DefaultFrameCache, a negative number
+	// none.
+	FrameCache int
+	Owner      string       // the prefix of lease owners; default "aguic"
+	Logger     *slog.Logger // default slog.Default()
+	Now        func() time.Time
 	// NodeLifecycle streams the lifecycle of every node of a run's main
 	// flow as the activity "graph.node.lifecycle" (seed 004), so a UI can
 	// highlight the node that runs; live only, never stored. Off by default.
@@ -104,6 +112,8 @@ type Server struct {
 	// deadline).
 	runCtx context.Context
 	stop   context.CancelFunc
+
+	frames *store.Frames // the frames of the threads that ran last
 
 	mu      sync.Mutex
 	closing bool
@@ -156,6 +166,13 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
+	var frames *store.Frames
+	switch {
+	case cfg.FrameCache == 0:
+		frames = store.NewFrames(DefaultFrameCache)
+	case cfg.FrameCache > 0:
+		frames = store.NewFrames(cfg.FrameCache)
+	}
 	if cfg.Owner == "" {
 		cfg.Owner = DefaultOwner
 	}
@@ -176,6 +193,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:     cfg,
+		frames:  frames,
 		base:    base,
 		mux:     http.NewServeMux(),
 		log:     cfg.Logger,

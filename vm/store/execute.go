@@ -36,6 +36,9 @@ type Request struct {
 	Resume *vm.Resume
 	// Queued says that the run was queued (Queue) and starts now.
 	Queued bool
+	// Frames, when not nil, keeps the thread's frame as the run leaves it,
+	// for the next run, and gives the run the frame the last one left.
+	Frames *Frames
 	// Live receives the events as they happen; nil for none. When it is a
 	// vm.NodeObserver it also learns when each node of the main flow
 	// starts and ends (not stored).
@@ -90,9 +93,19 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		return nil, err
 	}
 
-	th, err := st.Thread(ctx, req.Key)
-	if err != nil {
-		return fail(err)
+	var th Thread
+	var sizes []int // of the thread's frame, then of its deltas
+	if c := req.Frames.take(req.Key, t.lease.Version); c != nil && t.lease.Version != 0 {
+		th, t.f, sizes = c.th, c.frame, append([]int{c.base}, c.sizes...)
+	} else {
+		var err error
+		if th, err = st.Thread(ctx, req.Key); err != nil {
+			return fail(err)
+		}
+		sizes = []int{len(th.Frame)}
+		for _, d := range th.Deltas {
+			sizes = append(sizes, len(d))
+		}
 	}
 	if th.Status == Running && th.RunID != "" {
 		return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, ErrInterrupted))
@@ -100,17 +113,20 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	m, bundle, hash := req.Machine, req.Bundle, req.Machine.Program.Hash
 	in := turnInput{Resume: req.Resume}
 	var base []byte // a new frame, written as the thread's frame
-	if len(th.Frame) > 0 && !req.Fresh {
+	var err error
+	if (t.f != nil || len(th.Frame) > 0) && !req.Fresh {
 		if th.Hash != hash {
 			if m, err = req.Load(ctx, th.Hash); err != nil {
 				return fail(fmt.Errorf("load version %s of thread %s: %w", short(th.Hash), req.Key.Thread, err))
 			}
 			bundle, hash = nil, th.Hash
 		}
-		if t.f, err = LoadFrame(th); err != nil {
-			return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, err))
+		if t.f == nil {
+			if t.f, err = LoadFrame(th); err != nil {
+				return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, err))
+			}
 		}
-		in.Deltas = len(th.Deltas)
+		in.Deltas = len(sizes) - 1
 		if th.Status == Suspended {
 			in.Waiting = &waiting{RunID: th.RunID, Wait: th.Wait}
 		}
@@ -121,7 +137,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		if base, err = t.f.Marshal(); err != nil {
 			return fail(err)
 		}
-		th.Frame, th.Deltas = base, nil
+		sizes = []int{len(base)}
 	}
 	input, err := json.Marshal(in)
 	if err != nil {
@@ -157,8 +173,8 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	}
 	t.m, t.resume = m, req.Resume
 	t.f.Track()
-	t.j = newJournal(held, st, jl, run, hash, in, th, req.Live, now)
-	t.j.thread = started
+	t.j = newJournal(held, st, jl, run, hash, in, sizes, req.Live, now)
+	t.j.thread, t.j.frames = started, req.Frames
 	t.j.undo = t.f.UndoDelta
 	return t, nil
 }
@@ -177,16 +193,18 @@ func LoadFrame(th Thread) (*vm.Frame, error) {
 	return f, nil
 }
 
-// newJournal journals run on the thread th of lease, as loaded when the
-// run (or its recovery) started.
-func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, in turnInput, th Thread, live vm.Sink, now func() time.Time) *Journal {
+// newJournal journals run on the thread of lease, whose stored frame and
+// deltas have the sizes given, as they were when the run (or its
+// recovery) started.
+func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, in turnInput, sizes []int, live vm.Sink, now func() time.Time) *Journal {
 	if now == nil {
 		now = time.Now
 	}
 	j := &Journal{store: st, ctx: context.WithoutCancel(ctx), lease: lease, run: run, hash: hash, input: in, live: live, now: now,
-		keep: len(th.Deltas), base: len(th.Frame), thread: th}
-	for _, d := range th.Deltas {
-		j.kept += len(d)
+		base: sizes[0], sizes: sizes[1:]}
+	j.keep = len(j.sizes)
+	for _, n := range j.sizes {
+		j.kept += n
 	}
 	return j
 }

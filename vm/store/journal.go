@@ -40,7 +40,9 @@ type Journal struct {
 	input   turnInput
 	keep    int                             // the thread's deltas when the journal started: a run that ends keeps them
 	base    int                             // the size of the thread's frame
-	kept    int                             // the size of the deltas it keeps
+	sizes   []int                           // the sizes of the deltas it keeps
+	kept    int                             // their sum
+	frames  *Frames                         // where the frame goes when the run ends, for the next run
 	undo    func(seq int64) ([]byte, error) // the delta that undoes the turn, with the id counter at seq
 	pending []Event
 	last    vm.Event // the last pending event, decoded
@@ -211,6 +213,14 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			c.Trim, c.Keep, c.Delta = true, j.keep, d
 		}
 	}
+	keep := func() {
+		// The next run of the thread starts from f, as the store now has it.
+		next := &cached{th: j.thread, frame: f, base: j.base, sizes: append(j.sizes[:j.keep:j.keep], len(c.Delta))}
+		if cp.Frame != nil {
+			next.base, next.sizes = len(cp.Frame), nil
+		}
+		j.frames.put(next)
+	}
 	outcome, err := json.Marshal(o)
 	if err != nil {
 		return err
@@ -223,7 +233,16 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	}
 	runRec := j.run
 	c.Run = &runRec
-	return j.commit(c)
+	if err := j.commit(c); err != nil {
+		j.frames.drop(j.lease.Key)
+		return err
+	}
+	if o.Status == vm.Failed || o.Status == vm.Cancelled {
+		j.frames.drop(j.lease.Key)
+	} else {
+		keep()
+	}
+	return nil
 }
 
 // Thread returns the thread as the last commit left it, without its frame

@@ -102,6 +102,9 @@ type Lease struct {
 	Owner   string    `json:"owner"`
 	Token   uint64    `json:"token"`
 	Expires time.Time `json:"expires"`
+	// Version is the thread's Version when Acquire granted the lease:
+	// while the lease is held, no one else changes the thread.
+	Version uint64 `json:"version"`
 }
 
 // Commit is what a run writes at a node boundary, all at once.

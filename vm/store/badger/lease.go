@@ -61,7 +61,7 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 			l.Token = h.Gen - 1
 		}
 		l = lease{Owner: owner, Token: l.Token + 1, Expires: now.Add(ttl)}
-		out = store.Lease{Key: k, Owner: l.Owner, Token: l.Token, Expires: l.Expires}
+		out = store.Lease{Key: k, Owner: l.Owner, Token: l.Token, Expires: l.Expires, Version: h.Version}
 		return txn.Set(key(prefixLease, tk), encodeLease(&l))
 	})
 	if err != nil {

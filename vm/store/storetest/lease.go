@@ -28,6 +28,9 @@ func checkAcquireCreates(c *tc) {
 	}
 	before := time.Now()
 	l := c.acquire(k, "owner-a", long)
+	if l.Version != 0 {
+		c.Errorf("Acquire(%s) of a new thread: Version %d, want 0", ks(k), l.Version)
+	}
 	if !l.Expires.After(before) {
 		c.Errorf("Acquire(%s, ttl %v) at %v: Expires %v is not in the future", ks(k), long, before, l.Expires)
 	}
@@ -267,6 +270,9 @@ func checkLeaseVersion(c *tc) {
 	same("Release")
 	l = c.acquire(k, "owner-b", long)
 	same("Acquire by another owner")
+	if l.Version != v {
+		c.Errorf("Acquire returned a lease of Version %d, the thread's is %d", l.Version, v)
+	}
 	// So a reader can base a commit on the version it read before taking
 	// the lease.
 	c.commit(l, store.Commit{Expect: v, Events: mkEvents("r2", 1, 1)})

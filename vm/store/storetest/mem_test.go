@@ -143,7 +143,9 @@ func (m *mem) Acquire(ctx context.Context, k store.Key, owner string, ttl time.D
 		m.st.Tokens++
 		th.Lease = store.Lease{Key: k, Owner: owner, Token: m.st.Tokens, Expires: now.Add(ttl)}
 	}
-	return th.Lease, nil
+	l := th.Lease
+	l.Version = th.T.Version
+	return l, nil
 }
 
 // current returns l's thread when l is its current lease.
