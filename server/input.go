@@ -16,7 +16,7 @@ type RunAgentInput struct {
 	_ struct{} `json:"-" additionalProperties:"true"`
 
 	ThreadID        string         `json:"threadId" minLength:"1" doc:"The thread: the conversation of a conversation workflow, a label for a stateless one. At most 256 bytes."`
-	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id; the server makes one when it is empty. At most 256 bytes."`
+	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id, new on its thread; the server makes one when it is empty. At most 256 bytes."`
 	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true" doc:"The run this one follows, echoed in RUN_STARTED. At most 256 bytes."`
 	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
 	Messages        []Message      `json:"messages,omitempty" doc:"The whole history for a stateless workflow; only the new turn for a conversation."`
