@@ -18,11 +18,18 @@ import (
 
 // busyWorkflows are conversations whose turns wait on an HTTP server, one
 // per busy policy.
-const busyWorkflows = `wf 1
-
-workflow rejecting {
+func busyWorkflows() string {
+	var b strings.Builder
+	b.WriteString("wf 1\n")
+	for _, w := range []struct{ id, busy string }{{"rejecting", ""}, {"queueing", "enqueue"}, {"interrupting", "interrupt"}} {
+		policy := ""
+		if w.busy != "" {
+			policy = fmt.Sprintf("  busy = %q\n", w.busy)
+		}
+		fmt.Fprintf(&b, `
+workflow %s {
   conversation = true
-  flow {
+%s  flow {
     top: say "start <<$agent.latestUserMessage.content>>"
     http GET "<<$agent.state.url>>" -> $r
     say "done <<$agent.latestUserMessage.content>>"
@@ -30,31 +37,10 @@ workflow rejecting {
     goto top
   }
 }
-
-workflow queueing {
-  conversation = true
-  busy = "enqueue"
-  flow {
-    top: say "start <<$agent.latestUserMessage.content>>"
-    http GET "<<$agent.state.url>>" -> $r
-    say "done <<$agent.latestUserMessage.content>>"
-    w: suspend
-    goto top
-  }
+`, w.id, policy)
+	}
+	return b.String()
 }
-
-workflow interrupting {
-  conversation = true
-  busy = "interrupt"
-  flow {
-    top: say "start <<$agent.latestUserMessage.content>>"
-    http GET "<<$agent.state.url>>" -> $r
-    say "done <<$agent.latestUserMessage.content>>"
-    w: suspend
-    goto top
-  }
-}
-`
 
 // busyEnv serves busyWorkflows and an HTTP server whose /block path waits
 // until release is closed and whose other paths answer at once.
@@ -62,7 +48,7 @@ func busyEnv(t *testing.T) (e *env, url string, entered chan string, release fun
 	t.Helper()
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
-	srcs := []compiler.Source{{Name: "busy.wf", Text: []byte(busyWorkflows)}}
+	srcs := []compiler.Source{{Name: "busy.wf", Text: []byte(busyWorkflows())}}
 	prog, diags := compiler.Compile(reg, srcs...)
 	if diags.HasErrors() {
 		t.Fatal(diags.Err())
@@ -176,8 +162,8 @@ func TestBusyReject(t *testing.T) {
 	first := e.post("/agui/workflows/rejecting", turnBody("r1", "one", url+"/block"))
 	<-entered
 	resp := e.post("/agui/workflows/rejecting", turnBody("r2", "two", url+"/fast"))
-	if resp.StatusCode != http.StatusConflict {
-		t.Errorf("a turn on a busy thread answered %d, want 409", resp.StatusCode)
+	if resp.StatusCode != http.StatusConflict || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("a turn on a busy thread answered %d, Retry-After %q; want 409 and when to try again", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	resp.Body.Close()
 	release()

@@ -98,16 +98,9 @@ func (f *Frame) Delta() ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("delta of a frame that is not tracked")
 	}
-	d := delta{scalars: f.scalars()}
-	d.Ops = f.encodeOps(c.ops[c.mark:])
-	d.State = pick(f.State, c.stateNew)
-	d.Locals = pick(f.Locals, c.localsNew)
-	if c.outputNew {
-		d.Output = &deltaValue{f.Output}
-	}
-	data, err := json.Marshal(d)
+	data, err := f.encodeDelta(c.ops[c.mark:], c.stateNew, c.localsNew, c.outputNew)
 	if err != nil {
-		return nil, fmt.Errorf("encode frame delta: %w", err)
+		return nil, err
 	}
 	c.mark, c.outputNew = len(c.ops), false
 	clear(c.stateNew)
@@ -122,11 +115,14 @@ func (f *Frame) RunDelta() ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("delta of a frame that is not tracked")
 	}
-	d := delta{scalars: f.scalars()}
-	d.Ops = f.encodeOps(c.ops)
-	d.State = pick(f.State, c.state)
-	d.Locals = pick(f.Locals, c.locals)
-	if c.output {
+	return f.encodeDelta(c.ops, c.state, c.locals, c.output)
+}
+
+// encodeDelta encodes the small fields of f, the values now at the paths
+// ops wrote, and the node states, locals and output named.
+func (f *Frame) encodeDelta(ops []change, state, locals map[string]bool, output bool) ([]byte, error) {
+	d := delta{scalars: f.scalars(), Ops: f.encodeOps(ops), State: pick(f.State, state), Locals: pick(f.Locals, locals)}
+	if output {
 		d.Output = &deltaValue{f.Output}
 	}
 	data, err := json.Marshal(d)
