@@ -213,8 +213,17 @@ func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string
 // lease and releases it if Begin took it. The thread is returned as the
 // run left it, without its frame and deltas.
 func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
+	return t.run(ctx, false)
+}
+
+// run is Run; with leave, a run that ctx cancels is left as it is in the
+// store, running, for recovery to go on with at the next start.
+func (t *Turn) run(ctx context.Context, leave bool) (vm.Outcome, Thread, error) {
 	defer t.end(context.WithoutCancel(ctx))
 	o := t.m.Run(ctx, t.f, t.resume, t.j.sink())
+	if leave && o.Status == vm.Cancelled && ctx.Err() != nil {
+		return o, t.j.Thread(), ctx.Err()
+	}
 	if err := t.j.Finish(t.f, o); err != nil {
 		return o, t.j.Thread(), err
 	}

@@ -132,8 +132,10 @@ func (rec *Recovery) Release(ctx context.Context) {
 // queued runs in order. Either way the thread is usable again afterwards:
 // not running, its lease released. The loader is asked for "" when a
 // queued run starts on a thread that has no frame yet: the current
-// program. done, when not nil, learns of each run as it ends. A thread not
-// started when ctx ends keeps its lease until Release.
+// program. done, when not nil, learns of each run as it ends. When ctx
+// ends (the process stops), the runs in progress stop where they are and
+// stay running in the store, and the threads not started keep their lease
+// until Release: the next start recovers them all.
 func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done func(Recovered)) []Recovered {
 	var mu sync.Mutex
 	var out []Recovered
@@ -154,6 +156,9 @@ func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done 
 			defer rec.st.Release(context.WithoutCancel(ctx), c.lease)
 			defer stop()
 			for _, r := range c.runs {
+				if ctx.Err() != nil {
+					return // the rest stay for the next start
+				}
 				res := Recovered{Run: r}
 				if r.Status == Queued {
 					res.Outcome, res.Err = startQueued(ctx, rec.st, c.lease, r, load)
@@ -210,7 +215,7 @@ func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader)
 	if err != nil {
 		return vm.Outcome{}, err
 	}
-	o, _, err := t.Run(ctx)
+	o, _, err := t.run(ctx, true)
 	return o, err
 }
 
@@ -276,6 +281,11 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 		j.undo = func(seq int64) ([]byte, error) { return undoTo(th, in.Deltas, seq) }
 	}
 	o := m.Run(ctx, f, resume, j)
+	if o.Status == vm.Cancelled && ctx.Err() != nil {
+		// Stopped with the process: the next start goes on from the last
+		// save, as after a crash.
+		return o, ctx.Err()
+	}
 	if err := j.Finish(f, o); err != nil {
 		return o, err
 	}
