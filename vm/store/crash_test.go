@@ -412,3 +412,55 @@ func TestQueuedRunsRecoverInOrder(t *testing.T) {
 		t.Errorf("the turns the conversation took: %v", said)
 	}
 }
+
+// TestCrashDuringRecovery: the recovery of a crashed run crashes too, at
+// each of its commits in turn; the next recovery still ends the
+// conversation exactly as without any crash.
+func TestCrashDuringRecovery(t *testing.T) {
+	ref := newCrashWorld(t)
+	for i := 1; i <= 2; i++ {
+		if _, err := ref.turn(ref.base, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantEvents, wantCtx := ref.history(t)
+	load := func(w *crashWorld) store.Loader { return w.load }
+	for at := 1; at <= 4; at++ {
+		for _, applied := range []bool{false, true} {
+			t.Run(fmt.Sprintf("recovery commit %d applied %v", at, applied), func(t *testing.T) {
+				w := newCrashWorld(t)
+				if _, err := w.turn(w.base, 1); err != nil {
+					t.Fatal(err)
+				}
+				// Turn 2 crashes after its start and first checkpoint.
+				if _, err := w.turn(&crashing{Store: w.base, at: 3}, 2); !errors.Is(err, errCrashed) {
+					t.Fatalf("turn 2: %v, want the crash", err)
+				}
+				ctx := context.Background()
+				restart := func(st store.Store) []store.Recovered {
+					t.Helper()
+					if _, err := w.base.ReleaseAll(ctx); err != nil {
+						t.Fatal(err)
+					}
+					rec, err := store.Claim(ctx, st, "recovery", time.Hour)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return rec.Resume(ctx, load(w), 1, nil)
+				}
+				cs := &crashing{Store: w.base, at: at, applied: applied}
+				restart(cs)
+				got := restart(w.base)
+				for _, r := range got {
+					if r.Err != nil {
+						t.Errorf("the second recovery of %s: %v", r.Run.ID, r.Err)
+					}
+				}
+				gotEvents, gotCtx := w.history(t)
+				if gotEvents != wantEvents || !vm.Equal(gotCtx, wantCtx) {
+					t.Errorf("after a crash during recovery:\n%s\n%v\nwant\n%s\n%v", gotEvents, gotCtx, wantEvents, wantCtx)
+				}
+			})
+		}
+	}
+}
