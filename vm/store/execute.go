@@ -95,7 +95,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 
 	var th Thread
 	var sizes []int // of the thread's frame, then of its deltas
-	if c := req.Frames.take(req.Key, t.lease.Version); c != nil && t.lease.Version != 0 {
+	if c := req.Frames.take(req.Key, jl.Version); c != nil && jl.Version != 0 {
 		th, t.f, sizes = c.th, c.frame, append([]int{c.base}, c.sizes...)
 	} else {
 		var err error
@@ -179,7 +179,8 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	return t, nil
 }
 
-// loadFrame is the thread's frame with its deltas applied.
+// LoadFrame returns the frame a thread holds: its Frame with its Deltas
+// applied.
 func LoadFrame(th Thread) (*vm.Frame, error) {
 	f, err := vm.UnmarshalFrame(th.Frame)
 	if err != nil {
