@@ -276,6 +276,7 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID, policy string)
 	if err := s.lease(ctx, r); err != nil {
 		s.handOver(r)
 		r.cancel()
+		close(r.done)
 		s.wg.Done()
 		return nil, false, err
 	}
