@@ -50,9 +50,10 @@ func (c *counting) Commit(ctx context.Context, l store.Lease, cm store.Commit) (
 
 // benchWorld is a program on a store, for the benchmarks of this file.
 type benchWorld struct {
-	st  *counting
-	m   *vm.Machine
-	run int
+	st     *counting
+	m      *vm.Machine
+	run    int
+	frames *store.Frames // nil: every run reads its thread from the store
 }
 
 func newBenchWorld(tb testing.TB, opts badger.Options, src string) *benchWorld {
@@ -91,7 +92,7 @@ func newBenchWorld(tb testing.TB, opts badger.Options, src string) *benchWorld {
 func (w *benchWorld) exec(tb testing.TB, k store.Key, resume *vm.Resume) vm.Outcome {
 	w.run++
 	o, _, err := store.Execute(context.Background(), w.st, store.Request{
-		Key: k, Owner: "bench", RunID: fmt.Sprint("run-", w.run), Machine: w.m, Resume: resume,
+		Key: k, Owner: "bench", RunID: fmt.Sprint("run-", w.run), Machine: w.m, Resume: resume, Frames: w.frames,
 		Load: func(context.Context, string) (*vm.Machine, error) { return w.m, nil },
 	})
 	if err != nil {
@@ -160,15 +161,20 @@ workflow chat {
 
 // BenchmarkSuspendResume measures one turn of a conversation that waits
 // for the user: the suspended thread is loaded, resumed with the turn's
-// input, runs two nodes and suspends again, all kept in the store.
+// input, runs two nodes and suspends again, all kept in the store. The
+// cached variants keep the frame a run leaves for the next (store.Frames,
+// as the server does); the others read it from the store every turn.
 func BenchmarkSuspendResume(b *testing.B) {
-	for _, where := range []string{"disk", "memory"} {
+	for _, where := range []string{"disk", "disk-cached", "memory", "memory-cached"} {
 		b.Run(where, func(b *testing.B) {
 			opts := badger.Options{InMemory: true}
-			if where == "disk" {
+			if strings.HasPrefix(where, "disk") {
 				opts = badger.Options{Dir: b.TempDir()}
 			}
 			w := newBenchWorld(b, opts, cycleProgram)
+			if strings.HasSuffix(where, "cached") {
+				w.frames = store.NewFrames(1 << 20)
+			}
 			k := store.Key{Scope: "s", Workflow: "chat", Thread: "t"}
 			w.exec(b, k, nil)
 			resume := &vm.Resume{Agent: map[string]any{"said": "hello there"}}
