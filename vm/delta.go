@@ -329,6 +329,156 @@ func (f *Frame) ApplyDelta(data []byte) error {
 	return nil
 }
 
+// ApplyDeltas applies deltas, in order, as ApplyDelta would one after the
+// other, but decodes only the values that count: a value that a later
+// delta writes again (the same path, or a path above it) is skipped, and
+// so is every node state, local and output but the last of each.
+func (f *Frame) ApplyDeltas(deltas [][]byte) error {
+	if len(deltas) == 0 {
+		return nil
+	}
+	type rawOp struct {
+		Path   []any           `json:"p"`
+		Value  json.RawMessage `json:"v,omitempty"`
+		Append bool            `json:"a,omitempty"`
+		Delete bool            `json:"d,omitempty"`
+	}
+	type rawDelta struct {
+		scalars
+		Ops    []rawOp                    `json:"c,omitempty"`
+		State  map[string]json.RawMessage `json:"t,omitempty"`
+		Locals map[string]json.RawMessage `json:"l,omitempty"`
+		Output *struct {
+			V json.RawMessage `json:"v"`
+		} `json:"o,omitempty"`
+	}
+	type op struct {
+		root   string
+		keys   []PathKey
+		raw    *rawOp
+		covers []string // its path's key and those above it
+	}
+	var ops []op
+	state, locals := map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	var output *json.RawMessage
+	var last scalars
+	for i, data := range deltas {
+		var d rawDelta
+		if err := json.Unmarshal(data, &d); err != nil {
+			return fmt.Errorf("load frame delta %d: %w", i, err)
+		}
+		last = d.scalars
+		for j := range d.Ops {
+			root, keys, err := decodePath(d.Ops[j].Path)
+			if err != nil {
+				return fmt.Errorf("load frame delta %d: %v", i, err)
+			}
+			ops = append(ops, op{root: root, keys: keys, raw: &d.Ops[j], covers: change{root: root, keys: keys}.prefixes()})
+		}
+		for k, v := range d.State {
+			state[k] = v
+		}
+		for k, v := range d.Locals {
+			locals[k] = v
+		}
+		if d.Output != nil {
+			output = &d.Output.V
+		}
+	}
+	keep := make([]bool, len(ops))
+	covered := map[string]bool{}
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		keep[i] = true
+		for _, p := range o.covers {
+			if covered[p] {
+				keep[i] = false
+				break
+			}
+		}
+		if !o.raw.Append {
+			covered[o.covers[len(o.covers)-1]] = true
+		}
+	}
+	f.Node, f.Suspended, f.Seq, f.Visits, f.Ended, f.Steps = last.Node, last.Suspended, last.Seq, last.Visits, last.Ended, last.Steps
+	for i, o := range ops {
+		if !keep[i] {
+			continue
+		}
+		if err := f.applyOp(o.root, o.keys, o.raw.Value, o.raw.Append, o.raw.Delete); err != nil {
+			return err
+		}
+	}
+	var err error
+	if f.State, err = applyRaw(f.State, state); err != nil {
+		return err
+	}
+	if f.Locals, err = applyRaw(f.Locals, locals); err != nil {
+		return err
+	}
+	if output != nil {
+		v, err := decodeValue(*output)
+		if err != nil {
+			return err
+		}
+		f.Output = v
+	}
+	return nil
+}
+
+// applyOp applies one context write of a delta, its value still encoded.
+func (f *Frame) applyOp(root string, keys []PathKey, raw json.RawMessage, isAppend, isDelete bool) error {
+	if isDelete {
+		delete(f.Context, root)
+		return nil
+	}
+	v, err := decodeValue(raw)
+	if err != nil {
+		return err
+	}
+	if isAppend {
+		items, _ := v.([]any)
+		list, _ := getPath(f.Context[root], keys).([]any)
+		v = append(slices.Clip(list), items...)
+	}
+	nv, err := setPath(f.Context[root], keys, v)
+	if err != nil {
+		return fmt.Errorf("load frame delta: write %s: %v", &Path{Root: root, Keys: keys}, err)
+	}
+	f.Context[root] = nv
+	return nil
+}
+
+func decodeValue(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("load frame delta: %w", err)
+	}
+	return Normalize(v), nil
+}
+
+// applyRaw sets the keys of changes in m, removing those set to null.
+func applyRaw(m map[string]any, changes map[string]json.RawMessage) (map[string]any, error) {
+	for k, raw := range changes {
+		v, err := decodeValue(raw)
+		if err != nil {
+			return nil, err
+		}
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		if m == nil {
+			m = map[string]any{}
+		}
+		m[k] = v
+	}
+	return m, nil
+}
+
 // applyMap sets the keys of changes in m, removing those set to null.
 func applyMap(m, changes map[string]any) map[string]any {
 	for k, v := range changes {

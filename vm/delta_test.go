@@ -76,6 +76,8 @@ func playTracked(t *testing.T, src, wf string, ctx map[string]any, turns []*vm.R
 		t.Fatal(err)
 	}
 	total := 0
+	initial := cloneFrame(t, f)
+	var runDeltas [][]byte
 	for i, resume := range turns {
 		before := cloneFrame(t, f)
 		f.Track()
@@ -98,6 +100,7 @@ func playTracked(t *testing.T, src, wf string, ctx map[string]any, turns []*vm.R
 			t.Fatal(err)
 		}
 		total += len(whole)
+		runDeltas = append(runDeltas, whole)
 		replay := cloneFrame(t, before)
 		if err := replay.ApplyDelta(whole); err != nil {
 			t.Fatal(err)
@@ -118,6 +121,12 @@ func playTracked(t *testing.T, src, wf string, ctx map[string]any, turns []*vm.R
 			t.Fatalf("turn %d: undo gives node %q suspended %v seq %d; want %q %v %d", i, back.Node, back.Suspended, back.Seq, before.Node, before.Suspended, f.Seq)
 		}
 	}
+	// The turns' deltas applied together, as a store loads a thread.
+	together := cloneFrame(t, initial)
+	if err := together.ApplyDeltas(runDeltas); err != nil {
+		t.Fatal(err)
+	}
+	sameFrame(t, "all the turns' deltas applied together", together, f)
 	return f, total
 }
 

@@ -186,10 +186,8 @@ func LoadFrame(th Thread) (*vm.Frame, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, d := range th.Deltas {
-		if err := f.ApplyDelta(d); err != nil {
-			return nil, fmt.Errorf("frame delta %d: %w", i, err)
-		}
+	if err := f.ApplyDeltas(th.Deltas); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
