@@ -49,7 +49,7 @@ var benchClients = []int{1, 16, 64}
 
 // BenchmarkTurns measures short conversation turns served end to end over
 // loopback: the HTTP request, the run, its commits to an on-disk store
-// (every node boundary synced, as aguic serve does) and the SSE stream read
+// (a turn's start and end synced, as aguic serve does) and the SSE stream read
 // to its end. Each client has its own thread and sends its turns back to
 // back; b.N is the number of turns of all clients together.
 func BenchmarkTurns(b *testing.B) {

@@ -86,10 +86,12 @@ type Sink interface {
 }
 
 // Checkpointer is a Sink that also saves the run: the interpreter calls
-// Checkpoint between every two nodes of the main flow with the frame as it
-// stands there, after the events of the node before. A store writes the
-// frame and those events in one transaction, so a run that crashes resumes
-// from its last node boundary. An error fails the run.
+// Checkpoint after every node of the main flow that is not pure (see
+// KindSpec.Pure), with the frame as it stands there, after the events of
+// the nodes before. A store writes what changed in the frame and those
+// events in one transaction, so a run that crashes resumes from its last
+// checkpoint, running the pure nodes after it again. An error fails the
+// run.
 type Checkpointer interface {
 	Sink
 	Checkpoint(*Frame) error

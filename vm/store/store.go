@@ -107,7 +107,8 @@ type Lease struct {
 	Version uint64 `json:"version"`
 }
 
-// Commit is what a run writes at a node boundary, all at once.
+// Commit is what a run writes at its start, at a checkpoint or at its end,
+// all at once.
 type Commit struct {
 	// Checkpoint, when not nil, sets the thread's Status, Hash, Wait and
 	// RunID; its Frame, when not nil, replaces the thread's frame and drops

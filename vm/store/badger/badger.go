@@ -11,9 +11,10 @@
 // nothing, and a lease's fencing token is checked in the transaction that
 // writes. keys.go describes the layout of keys.
 //
-// Durability: a Commit that returned has been synced to disk, so a power
-// loss cannot lose a node boundary the VM reported. Concurrent commits share
-// one sync (group commit). Acquire, Renew, Release and PutSource are not
+// Durability: a Commit that returned has been synced to disk, unless it
+// was Lazy, so a power loss cannot lose it (a lazy one survives a crash of
+// the process, not a power loss). Concurrent commits share one sync (group
+// commit). Acquire, Renew, Release and PutSource are not
 // synced on their own; they become durable with the next commit, or at
 // Close, and a process crash (unlike a power loss) loses none of them.
 // Options.SyncWrites makes every write sync before it returns instead.

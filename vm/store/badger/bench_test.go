@@ -49,8 +49,8 @@ func BenchmarkStore(b *testing.B) {
 	}
 }
 
-// BenchmarkAppend1KiB commits 100 events of 1 KiB at a time, as a node
-// boundary would, each commit durable (synced) when it returns: from one
+// BenchmarkAppend1KiB commits 100 events of 1 KiB at a time, as the end of
+// a run would, each commit durable (synced) when it returns: from one
 // goroutine, and from 8 goroutines writing to their own threads at once,
 // which share syncs.
 func BenchmarkAppend1KiB(b *testing.B) {
