@@ -12,8 +12,8 @@ import (
 // its frame again. An entry is good for one version of its thread: Begin
 // uses it only when the lease it holds was granted at that version (no one
 // wrote the thread since). It holds at most a number of bytes of frames,
-// counted as the size of what the store keeps of each (frame and deltas),
-// and drops the least recently used. Safe for concurrent use; a nil
+// each counted as about the memory it takes (decodedSize times what the
+// store keeps of it), and drops the least recently used. Safe for concurrent use; a nil
 // *Frames keeps nothing.
 type Frames struct {
 	mu    sync.Mutex
@@ -31,12 +31,17 @@ type cached struct {
 	sizes []int
 }
 
+// decodedSize is about how many bytes of memory a frame takes per byte of
+// its JSON, once decoded into maps and lists.
+const decodedSize = 8
+
+// size is about how much memory c holds.
 func (c *cached) size() int {
 	n := c.base
 	for _, s := range c.sizes {
 		n += s
 	}
-	return n
+	return n * decodedSize
 }
 
 // NewFrames returns a cache of at most max bytes of frames.
