@@ -79,7 +79,7 @@ type waiting struct {
 // size of the frame, and loading a thread reads at most about twice its
 // frame (or compactBytes).
 const (
-	compactBytes  = 2 << 10
+	compactBytes  = 8 << 10
 	compactDeltas = 1000
 )
 
