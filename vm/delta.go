@@ -291,43 +291,7 @@ func decodePath(p []any) (string, []PathKey, error) {
 }
 
 // ApplyDelta applies a delta that Delta, RunDelta or UndoDelta encoded.
-func (f *Frame) ApplyDelta(data []byte) error {
-	var d delta
-	if err := json.Unmarshal(data, &d); err != nil {
-		return fmt.Errorf("load frame delta: %w", err)
-	}
-	f.Node, f.Suspended, f.Seq, f.Visits, f.Ended, f.Steps = d.Node, d.Suspended, d.Seq, d.Visits, d.Ended, d.Steps
-	for _, op := range d.Ops {
-		root, keys, err := decodePath(op.Path)
-		if err != nil {
-			return fmt.Errorf("load frame delta: %v", err)
-		}
-		switch {
-		case op.Delete:
-			delete(f.Context, root)
-		case op.Append:
-			items, _ := Normalize(op.Value).([]any)
-			list, _ := getPath(f.Context[root], keys).([]any)
-			v, err := setPath(f.Context[root], keys, append(slices.Clip(list), items...))
-			if err != nil {
-				return fmt.Errorf("load frame delta: append to %s: %v", (&Path{Root: root, Keys: keys}), err)
-			}
-			f.Context[root] = v
-		default:
-			v, err := setPath(f.Context[root], keys, Normalize(op.Value))
-			if err != nil {
-				return fmt.Errorf("load frame delta: set %s: %v", (&Path{Root: root, Keys: keys}), err)
-			}
-			f.Context[root] = v
-		}
-	}
-	f.State = applyMap(f.State, d.State)
-	f.Locals = applyMap(f.Locals, d.Locals)
-	if d.Output != nil {
-		f.Output = Normalize(d.Output.V)
-	}
-	return nil
-}
+func (f *Frame) ApplyDelta(data []byte) error { return f.ApplyDeltas([][]byte{data}) }
 
 // ApplyDeltas applies deltas, in order, as ApplyDelta would one after the
 // other, but decodes only the values that count: a value that a later
@@ -477,21 +441,6 @@ func applyRaw(m map[string]any, changes map[string]json.RawMessage) (map[string]
 		m[k] = v
 	}
 	return m, nil
-}
-
-// applyMap sets the keys of changes in m, removing those set to null.
-func applyMap(m, changes map[string]any) map[string]any {
-	for k, v := range changes {
-		if v == nil {
-			delete(m, k)
-			continue
-		}
-		if m == nil {
-			m = map[string]any{}
-		}
-		m[k] = Normalize(v)
-	}
-	return m
 }
 
 // The recording side, called by every write of a frame.
