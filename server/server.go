@@ -258,6 +258,16 @@ func (s *Server) humaConfig() huma.Config {
 	c.CreateHooks = nil
 	c.Transformers = append(c.Transformers, badRequestBody)
 	c.OnAddOperation = append(c.OnAddOperation, s.secure, func(_ *huma.OpenAPI, op *huma.Operation) {
+		// A busy thread's 409 says when to try again.
+		if r := op.Responses["409"]; r != nil {
+			if r.Headers == nil {
+				r.Headers = map[string]*huma.Param{}
+			}
+			r.Headers["Retry-After"] = &huma.Param{
+				Description: "When a run holds the thread: the seconds to wait before sending the request again.",
+				Schema:      &huma.Schema{Type: huma.TypeInteger},
+			}
+		}
 		// badRequests answers 400 where Huma answers 422.
 		if r := op.Responses["422"]; r != nil {
 			delete(op.Responses, "422")
