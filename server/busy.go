@@ -26,9 +26,7 @@ func (s *Server) enqueue(r *run, req store.Request) error {
 			delete(s.queues, r.key)
 		}
 		s.mu.Unlock()
-		r.cancel()
-		close(r.done)
-		s.wg.Done()
+		s.drop(r)
 		return err
 	}
 	return nil
@@ -51,9 +49,7 @@ func (s *Server) beginQueued(r *run) {
 		r.mu.Unlock()
 		r.pushEvent(0, agui.RunError(msg, code), true)
 		s.handOver(r)
-		r.cancel()
-		close(r.done)
-		s.wg.Done()
+		s.drop(r)
 	}
 	if err := s.lease(r.ctx, r); err != nil {
 		fail(err)

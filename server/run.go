@@ -275,9 +275,7 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID, policy string)
 	// no other owner can slip in between.
 	if err := s.lease(ctx, r); err != nil {
 		s.handOver(r)
-		r.cancel()
-		close(r.done)
-		s.wg.Done()
+		s.drop(r)
 		return nil, false, err
 	}
 	return r, false, nil
@@ -312,6 +310,12 @@ func (s *Server) lease(ctx context.Context, r *run) error {
 func (s *Server) release(r *run) {
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.handOver(r)
+	s.drop(r)
+}
+
+// drop ends a run that never ran: its context is cancelled, it is done
+// for those who wait on it, and the server stops counting it.
+func (s *Server) drop(r *run) {
 	r.cancel()
 	close(r.done)
 	s.wg.Done()

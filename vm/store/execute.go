@@ -102,10 +102,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		if th, err = st.Thread(ctx, req.Key); err != nil {
 			return fail(err)
 		}
-		sizes = []int{len(th.Frame)}
-		for _, d := range th.Deltas {
-			sizes = append(sizes, len(d))
-		}
+		sizes = storedSizes(th)
 	}
 	if th.Status == Running && th.RunID != "" {
 		return fail(fmt.Errorf("thread %s: %w", req.Key.Thread, ErrInterrupted))
@@ -179,6 +176,16 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	return t, nil
 }
 
+// storedSizes returns the sizes of what the store keeps of a thread's
+// frame: its frame's, then each delta's.
+func storedSizes(th Thread) []int {
+	sizes := []int{len(th.Frame)}
+	for _, d := range th.Deltas {
+		sizes = append(sizes, len(d))
+	}
+	return sizes
+}
+
 // LoadFrame returns the frame a thread holds: its Frame with its Deltas
 // applied.
 func LoadFrame(th Thread) (*vm.Frame, error) {
@@ -201,7 +208,6 @@ func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string
 	}
 	j := &Journal{store: st, ctx: context.WithoutCancel(ctx), lease: lease, run: run, hash: hash, input: in, live: live, now: now,
 		base: sizes[0], sizes: sizes[1:]}
-	j.keep = len(j.sizes)
 	for _, n := range j.sizes {
 		j.kept += n
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,7 +39,6 @@ type Journal struct {
 	live    vm.Sink
 	now     func() time.Time
 	input   turnInput
-	keep    int                             // the thread's deltas when the journal started: a run that ends keeps them
 	base    int                             // the size of the thread's frame
 	sizes   []int                           // the sizes of the deltas it keeps
 	kept    int                             // their sum
@@ -205,17 +205,17 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 		if err != nil {
 			return err
 		}
-		if j.kept+len(d) > max(j.base, compactBytes) || j.keep+1 > compactDeltas {
+		if j.kept+len(d) > max(j.base, compactBytes) || len(j.sizes)+1 > compactDeltas {
 			if cp.Frame, err = f.Marshal(); err != nil {
 				return err
 			}
 		} else {
-			c.Trim, c.Keep, c.Delta = true, j.keep, d
+			c.Trim, c.Keep, c.Delta = true, len(j.sizes), d
 		}
 	}
 	keep := func() {
 		// The next run of the thread starts from f, as the store now has it.
-		next := &cached{th: j.thread, frame: f, base: j.base, sizes: append(j.sizes[:j.keep:j.keep], len(c.Delta))}
+		next := &cached{th: j.thread, frame: f, base: j.base, sizes: append(slices.Clip(j.sizes), len(c.Delta))}
 		if cp.Frame != nil {
 			next.base, next.sizes = len(cp.Frame), nil
 		}

@@ -265,11 +265,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 	if err != nil {
 		return fail(err)
 	}
-	sizes := []int{len(th.Frame)}
-	for _, d := range th.Deltas {
-		sizes = append(sizes, len(d))
-	}
-	j := newJournal(held, st, lease, r, th.Hash, in, sizes, nil, nil)
+	j := newJournal(held, st, lease, r, th.Hash, in, storedSizes(th), nil, nil)
 	var resume *vm.Resume
 	if len(th.Deltas) == in.Deltas {
 		// Nothing of the run was saved: it starts again, with its input.
