@@ -23,19 +23,10 @@ import (
 const defaultData = ".aguic"
 
 // openData opens the store in dir; the error reads well on a terminal (a
-// directory another process uses names the directory). The leases it
-// finds belong to a process that crashed (only one process can open the
-// directory): they are released, so recovery takes their threads at once.
+// directory another process uses names the directory). Leases are not
+// stored, so the threads of runs a crash cut are free at once for recovery.
 func openData(dir string) (*badger.Store, error) {
-	st, err := badger.Open(badger.Options{Dir: dir})
-	if err != nil {
-		return nil, err
-	}
-	if _, err := st.ReleaseAll(context.Background()); err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return badger.Open(badger.Options{Dir: dir})
 }
 
 // versions compiles the program versions a store keeps, for threads pinned

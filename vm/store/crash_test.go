@@ -105,6 +105,7 @@ workflow chat {
 // crashWorld is one play of the conversation: a store, and the effects
 // its runs had.
 type crashWorld struct {
+	dir     string
 	base    *badger.Store
 	m       *vm.Machine
 	bundle  []byte
@@ -114,12 +115,13 @@ type crashWorld struct {
 
 func newCrashWorld(t *testing.T) *crashWorld {
 	t.Helper()
-	st, err := badger.Open(badger.Options{InMemory: true})
+	dir := t.TempDir()
+	st, err := badger.Open(badger.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	w := &crashWorld{base: st, effects: map[string]int{}}
+	w := &crashWorld{dir: dir, base: st, effects: map[string]int{}}
+	t.Cleanup(func() { w.base.Close() })
 	reg := registry()
 	reg.AddKind(&vm.KindSpec{Name: "effect", Doc: "Has an effect.", Example: `effect "x"`,
 		Arg: &vm.ArgSpec{Name: "name", Type: vm.TypeString, Required: true}, Result: "a count",
@@ -138,6 +140,21 @@ func newCrashWorld(t *testing.T) *crashWorld {
 	w.bundle, _ = compiler.Bundle(srcs)
 	w.m = &vm.Machine{Program: prog, Registry: reg, NewID: func() string { return "f1" }}
 	return w
+}
+
+// restart is what a crash and a restart do to the store: the process that
+// had it open is gone, and its leases with it; a new one opens the
+// directory.
+func (w *crashWorld) restart(t *testing.T) {
+	t.Helper()
+	if err := w.base.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := badger.Open(badger.Options{Dir: w.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.base = st
 }
 
 func (w *crashWorld) load(ctx context.Context, hash string) (*vm.Machine, error) {
@@ -233,9 +250,7 @@ func TestCrashAtEveryCommit(t *testing.T) {
 				}
 				// Restart: the dead process's leases go, recovery claims and
 				// resumes what was running.
-				if _, err := w.base.ReleaseAll(context.Background()); err != nil {
-					t.Fatal(err)
-				}
+				w.restart(t)
 				rec, err := store.Claim(context.Background(), w.base, "recovery", time.Hour)
 				if err != nil {
 					t.Fatal(err)
@@ -302,9 +317,7 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	}
 	recover := func() {
 		t.Helper()
-		if _, err := w.base.ReleaseAll(ctx); err != nil {
-			t.Fatal(err)
-		}
+		w.restart(t)
 		got, err := store.Recover(ctx, w.base, "recovery", time.Hour, w.load)
 		if err != nil || len(got) != 1 || got[0].Err != nil {
 			t.Fatalf("Recover: %+v, %v", got, err)
@@ -320,9 +333,7 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	if _, err := store.Begin(ctx, w.base, store.Request{Key: crashKey, Owner: "other", RunID: "run-x", Machine: w.m, Load: w.load}); !errors.Is(err, store.ErrBusy) {
 		t.Errorf("a run beside a crashed one whose lease is held: %v, want ErrBusy", err)
 	}
-	if _, err := w.base.ReleaseAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w.restart(t)
 	if _, err := store.Begin(ctx, w.base, store.Request{Key: crashKey, Owner: "other", RunID: "run-x", Machine: w.m, Load: w.load}); !errors.Is(err, store.ErrInterrupted) {
 		t.Errorf("a run beside a crashed one not recovered yet: %v, want ErrInterrupted", err)
 	}
@@ -385,9 +396,7 @@ func TestQueuedRunsRecoverInOrder(t *testing.T) {
 	if err := store.Queue(ctx, w.base, req(3)); !errors.Is(err, store.ErrRunExists) {
 		t.Errorf("queueing run-3 again: %v, want ErrRunExists", err)
 	}
-	if _, err := w.base.ReleaseAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w.restart(t)
 	got, err := store.Recover(ctx, w.base, "recovery", time.Hour, func(ctx context.Context, hash string) (*vm.Machine, error) {
 		if hash == "" {
 			return w.m, nil
@@ -437,20 +446,19 @@ func TestCrashDuringRecovery(t *testing.T) {
 					t.Fatalf("turn 2: %v, want the crash", err)
 				}
 				ctx := context.Background()
-				restart := func(st store.Store) []store.Recovered {
+				// restart restarts and recovers on the store wrap makes
+				// of the new one.
+				restart := func(wrap func(store.Store) store.Store) []store.Recovered {
 					t.Helper()
-					if _, err := w.base.ReleaseAll(ctx); err != nil {
-						t.Fatal(err)
-					}
-					rec, err := store.Claim(ctx, st, "recovery", time.Hour)
+					w.restart(t)
+					rec, err := store.Claim(ctx, wrap(w.base), "recovery", time.Hour)
 					if err != nil {
 						t.Fatal(err)
 					}
 					return rec.Resume(ctx, load(w), 1, nil)
 				}
-				cs := &crashing{Store: w.base, at: at, applied: applied}
-				restart(cs)
-				got := restart(w.base)
+				restart(func(st store.Store) store.Store { return &crashing{Store: st, at: at, applied: applied} })
+				got := restart(func(st store.Store) store.Store { return st })
 				for _, r := range got {
 					if r.Err != nil {
 						t.Errorf("the second recovery of %s: %v", r.Run.ID, r.Err)

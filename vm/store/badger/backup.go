@@ -82,6 +82,10 @@ func (s *Store) Restore(ctx context.Context, r io.Reader) error {
 	if err := s.checkFormat(); err != nil { // a backup of format 1 is migrated
 		return fail(err)
 	}
+	// Tokens go on above those of the store the backup was taken from.
+	if err := s.startTokens(); err != nil {
+		return fail(err)
+	}
 	if err := s.db.Sync(); err != nil {
 		return fail(err)
 	}

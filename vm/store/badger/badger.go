@@ -1,23 +1,26 @@
 // Package badger is the embedded default store.Store: threads, event logs,
-// runs, leases and workflow sources in a Badger database in one directory,
-// or in memory for tests.
+// runs and workflow sources in a Badger database in one directory, or in
+// memory for tests, and the threads' leases in memory.
 //
 // Open takes a directory that no other process (and no other Open) uses;
 // the Store it returns is safe for concurrent use until Close. An
 // operation reads and writes a thread in one Badger transaction, retried
-// when it conflicts with a concurrent one (DeleteThread, Sweep and
-// ReleaseAll use several, each complete in itself), so what the store
-// package promises holds: sequence numbers are gap-free, a commit is all or
-// nothing, and a lease's fencing token is checked in the transaction that
-// writes. keys.go describes the layout of keys.
+// when it conflicts with a concurrent one (DeleteThread and Sweep use
+// several, each complete in itself), so what the store package promises
+// holds: sequence numbers are gap-free and a commit is all or nothing. A
+// commit holds its thread's lease slot for the whole of its transaction,
+// so a lease taken over fences out every commit of its former holder.
+// Since only one process opens the directory, a lease never outlives the
+// process that holds it: leases are not stored (lease.go), and a store
+// opens with every lease free. keys.go describes the layout of keys.
 //
 // Durability: a Commit that returned has been synced to disk, unless it
 // was Lazy, so a power loss cannot lose it (a lazy one survives a crash of
 // the process, not a power loss). Concurrent commits share one sync (group
-// commit). Acquire, Renew, Release and PutSource are not
-// synced on their own; they become durable with the next commit, or at
-// Close, and a process crash (unlike a power loss) loses none of them.
-// Options.SyncWrites makes every write sync before it returns instead.
+// commit). PutSource is not synced on its own; it becomes durable with the
+// next commit, or at Close, and a process crash (unlike a power loss)
+// loses none of it. Options.SyncWrites makes every write sync before it
+// returns instead.
 //
 // Beyond store.Store, a Store streams online backups (Backup), restores them
 // into an empty store (Restore) and reclaims value-log space (RunGC,
@@ -27,6 +30,7 @@ package badger
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,6 +79,7 @@ type Store struct {
 	// disk, without SyncWrites.
 	syncCommits bool
 	syncs       syncGroup
+	leases      leases
 	// maxValue is the largest value Badger takes: in memory, values must
 	// fit its value threshold; on disk, a value-log file.
 	maxValue int
@@ -123,6 +128,10 @@ func Open(opts Options) (*Store, error) {
 	}
 	s.db = db
 	if err := s.checkFormat(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", s.name, err)
+	}
+	if err := s.startTokens(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", s.name, err)
 	}
@@ -220,20 +229,23 @@ func (s *Store) checkFormat() error {
 		return err
 	}
 	if format == 1 {
-		return s.migrate1()
+		err = s.migrate1()
+	} else if left, err1 := s.hasPrefix(v1Thread, v1Frame, v1Run, v1Status, v1Runs); err1 != nil || left {
+		err = cmp.Or(err1, s.dropFormat1())
 	}
-	if left, err := s.hasPrefix(v1Thread, v1Frame, v1Run, v1Status, v1Runs); err != nil || !left {
+	if err != nil {
 		return err
 	}
-	return s.dropFormat1()
+	return s.dropLeaseRecords()
 }
 
-// isEmpty reports whether the database holds no key but metaKey.
+// isEmpty reports whether the database holds no key but the store's own
+// (metaKey, tokenKey).
 func isEmpty(txn *badgerdb.Txn) (bool, error) {
 	it := txn.NewIterator(badgerdb.IteratorOptions{})
 	defer it.Close()
 	for it.Rewind(); it.Valid(); it.Next() {
-		if string(it.Item().Key()) != string(metaKey) {
+		if it.Item().Key()[0] != prefixMeta {
 			return false, nil
 		}
 	}
@@ -363,14 +375,6 @@ func readHeader(txn *badgerdb.Txn, tk []byte) (h header, found bool, err error) 
 		return err
 	})
 	return h, found, err
-}
-
-func readLease(txn *badgerdb.Txn, tk []byte) (l lease, found bool, err error) {
-	found, err = value(txn, key(prefixLease, tk), func(v []byte) (err error) {
-		l, err = decodeLease(v)
-		return err
-	})
-	return l, found, err
 }
 
 // readRun reads run id of generation gen of thread tk.

@@ -102,7 +102,7 @@ func BenchmarkAppend1KiB(b *testing.B) {
 }
 
 // BenchmarkOpen1M opens a store of a million threads, each with a
-// checkpoint, a lease, a run and 2 events (the setup writes them first and
+// checkpoint, a run and 2 events (the setup writes them first and
 // takes a while; skipped with -short). It also reports the heap the open
 // store holds.
 func BenchmarkOpen1M(b *testing.B) {
@@ -123,13 +123,11 @@ func BenchmarkOpen1M(b *testing.B) {
 		k := store.Key{Scope: "acme", Workflow: "chat", Thread: fmt.Sprintf("thread-%07d", i)}
 		tk := threadKey(k)
 		h := header{Status: store.Suspended, Hash: "sha256:1", RunID: fmt.Sprint("run-", i), LastSeq: 2, FirstSeq: 1, Version: 1, Gen: uint64(i + 1), Created: now, Updated: now}
-		l := lease{Token: uint64(i + 1)}
 		r := store.Run{ID: h.RunID, Key: k, Status: store.Suspended, Started: now}
 		ev := encodeEvent(&store.Event{RunID: h.RunID, Time: now, Data: []byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"hello"}`)})
 		for _, kv := range [][2][]byte{
 			{key(prefixThread, tk), encodeHeader(&h)},
 			{key(prefixFrame, tk), frame},
-			{key(prefixLease, tk), encodeLease(&l)},
 			{eventKey(eventPrefix(tk, h.Gen), 1), ev},
 			{eventKey(eventPrefix(tk, h.Gen), 2), ev},
 			{runKey(tk, h.Gen, h.RunID), encodeRun(&r)},

@@ -34,14 +34,6 @@ type header struct {
 	Updated  time.Time
 }
 
-// lease is a thread's lease record. Owner is "" once released; Token
-// survives release so that the next Acquire still increments it.
-type lease struct {
-	Owner   string
-	Token   uint64
-	Expires time.Time
-}
-
 var errBadRecord = errors.New("malformed record")
 
 type encoder []byte
@@ -145,16 +137,6 @@ func decodeHeader(b []byte) (header, error) {
 		Created: d.time(), Updated: d.time(),
 	}
 	return h, d.done()
-}
-
-func encodeLease(l *lease) []byte {
-	return encoder(make([]byte, 0, 24+len(l.Owner))).str(l.Owner).uint(l.Token).time(l.Expires)
-}
-
-func decodeLease(b []byte) (lease, error) {
-	d := decoder{b: b}
-	l := lease{Owner: d.str(), Token: d.uint(), Expires: d.time()}
-	return l, d.done()
 }
 
 const (

@@ -40,58 +40,13 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	defer s.leave()
 	tk := threadKey(l.Key)
 	var out store.Thread
-	err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		if _, err := currentLease(txn, tk, l); err != nil {
-			return err
-		}
-		h, found, err := readHeader(txn, tk)
-		if err != nil {
-			return err
-		}
-		if !found { // the lease goes with the thread: not reached
+	err := s.leases.with(tk, func(sl *slot) error {
+		if !sl.held(l) {
 			return store.ErrLeaseLost
 		}
-		if c.Expect != 0 && c.Expect != h.Version {
-			return fmt.Errorf("%w: version %d, expected %d", store.ErrConflict, h.Version, c.Expect)
-		}
-		now := time.Now().UTC()
-		if err := s.appendEvents(txn, tk, &h, c.Events, c.Hide); err != nil {
-			return err
-		}
-		if c.Run != nil {
-			if err := s.putRun(txn, tk, h.Gen, c.Run, c.NewRun); err != nil {
-				return err
-			}
-		}
-		if cp := c.Checkpoint; cp != nil {
-			h.Status, h.Hash, h.RunID, h.Wait = cp.Status, cp.Hash, cp.RunID, cp.Wait
-			if cp.Frame != nil {
-				if err := s.set(txn, key(prefixFrame, tk), cp.Frame); err != nil {
-					return err
-				}
-				if err := trimDeltas(txn, tk, &h, 0); err != nil {
-					return err
-				}
-			}
-		}
-		if c.Trim {
-			if err := trimDeltas(txn, tk, &h, c.Keep); err != nil {
-				return err
-			}
-		}
-		if c.Delta != nil {
-			if err := s.set(txn, deltaKey(deltaPrefix(tk, h.Gen), h.Deltas), c.Delta); err != nil {
-				return fmt.Errorf("frame delta: %w", err)
-			}
-			h.Deltas++
-		}
-		h.Version++
-		h.Updated = now
-		if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
-			return err
-		}
-		out = thread(l.Key, &h)
-		return nil
+		return s.update(ctx, func(txn *badgerdb.Txn) error {
+			return s.commit(txn, tk, l.Key, &c, &out)
+		})
 	})
 	if err != nil {
 		return fail(err)
@@ -102,6 +57,59 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		}
 	}
 	return out, nil
+}
+
+// commit writes c to thread tk in txn and sets out to the thread as it is
+// after it.
+func (s *Store) commit(txn *badgerdb.Txn, tk []byte, k store.Key, c *store.Commit, out *store.Thread) error {
+	h, found, err := readHeader(txn, tk)
+	if err != nil {
+		return err
+	}
+	if !found { // the lease goes with the thread: not reached
+		return store.ErrLeaseLost
+	}
+	if c.Expect != 0 && c.Expect != h.Version {
+		return fmt.Errorf("%w: version %d, expected %d", store.ErrConflict, h.Version, c.Expect)
+	}
+	now := time.Now().UTC()
+	if err := s.appendEvents(txn, tk, &h, c.Events, c.Hide); err != nil {
+		return err
+	}
+	if c.Run != nil {
+		if err := s.putRun(txn, tk, h.Gen, c.Run, c.NewRun); err != nil {
+			return err
+		}
+	}
+	if cp := c.Checkpoint; cp != nil {
+		h.Status, h.Hash, h.RunID, h.Wait = cp.Status, cp.Hash, cp.RunID, cp.Wait
+		if cp.Frame != nil {
+			if err := s.set(txn, key(prefixFrame, tk), cp.Frame); err != nil {
+				return err
+			}
+			if err := trimDeltas(txn, tk, &h, 0); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Trim {
+		if err := trimDeltas(txn, tk, &h, c.Keep); err != nil {
+			return err
+		}
+	}
+	if c.Delta != nil {
+		if err := s.set(txn, deltaKey(deltaPrefix(tk, h.Gen), h.Deltas), c.Delta); err != nil {
+			return fmt.Errorf("frame delta: %w", err)
+		}
+		h.Deltas++
+	}
+	h.Version++
+	h.Updated = now
+	if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
+		return err
+	}
+	*out = thread(k, &h)
+	return nil
 }
 
 // appendEvents writes events after h.LastSeq, marks the events of hide

@@ -94,10 +94,6 @@ func TestCodec(t *testing.T) {
 	if got, err := decodeHeader(encodeHeader(&h)); err != nil || !reflect.DeepEqual(got, h) {
 		t.Errorf("header round trip: %+v, %v", got, err)
 	}
-	l := lease{Owner: "o", Token: 5}
-	if got, err := decodeLease(encodeLease(&l)); err != nil || got != l {
-		t.Errorf("lease round trip: %+v, %v", got, err)
-	}
 	e := store.Event{Seq: 4, RunID: "r", Time: now, Hidden: true, Data: []byte(`{}`)}
 	if got, err := decodeEvent(4, encodeEvent(&e)); err != nil || got.Seq != 4 || !got.Time.Equal(now) || !got.Hidden || got.Silent || string(got.Data) != "{}" {
 		t.Errorf("event round trip: %+v, %v", got, err)

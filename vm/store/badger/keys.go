@@ -11,17 +11,18 @@ import (
 // so that each kind of record is one contiguous, ordered range:
 //
 //	m                        the store's format version
+//	m t                      the lease token epoch (lease.go)
 //	s <hash>                 a workflow source
 //	h <tk>                   a thread's header (status, wait, sequence numbers, times)
 //	g <tk>                   a thread's frame
 //	d <tk> <gen> <n>         the frame's delta n (from 0); n is a big-endian uint64
-//	l <tk>                   a thread's lease (owner, fencing token, expiry)
 //	e <tk> <gen> <seq>       an event; gen and seq are big-endian uint64
 //	u <tk> <gen> <run id>    a run of a thread
 //	y <status> <tk> <gen> <run id>  the index of runs by status (empty value)
 //	z <tk> <gen>             a deleted thread whose events, deltas and runs are still being removed
 //
-// Format 1 kept headers under t, checkpoints under f, runs under r by run
+// Leases are held in memory (lease.go); stores written by earlier versions
+// kept them under l, which Open removes. Format 1 kept headers under t, checkpoints under f, runs under r by run
 // id alone, their status index under x and a thread's runs under q; Open
 // migrates such a store (migrate.go).
 //
@@ -42,7 +43,7 @@ const (
 	prefixSource  = 's'
 	prefixThread  = 'h'
 	prefixFrame   = 'g'
-	prefixLease   = 'l'
+	prefixLease   = 'l' // no longer written
 	prefixEvent   = 'e'
 	prefixDelta   = 'd'
 	prefixRun     = 'u'

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -11,12 +13,111 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// A lease is current while its owner and token are the ones in the thread's
-// lease record. Expiry only decides whether another owner may take the
+// Leases live in memory, not in the database. Only one process can open a
+// Badger directory, so a lease can never be seen by another process, and
+// one that a crash cut is gone with its holder: a store opens with every
+// lease free, and taking and giving back a lease writes nothing.
+//
+// A lease is current while its owner and token are the ones of the
+// thread's slot. Expiry only decides whether another owner may take the
 // lease over: until one does, an expired lease still commits, renews and
-// releases. The token starts at the thread's generation and Acquire
-// increments it, so tokens only grow, across a thread's deletion and
-// re-creation too (a new generation is larger than any token of the old).
+// releases. Tokens come from one counter for the whole store, which starts
+// each time the store opens above every token an earlier open granted
+// (tokenEpoch), so a thread's tokens only grow, across its deletion and
+// re-creation and across restarts.
+
+// leases are the held leases of a store's threads.
+type leases struct {
+	mu    sync.Mutex
+	slots map[string]*slot // by thread key; only slots in use
+	last  atomic.Uint64    // the last token granted
+}
+
+// slot is one thread's lease. Its mutex is held by every operation that
+// reads or changes the lease, and by a Commit for the whole of its
+// transaction, so no lease changes hands while a commit made under it is
+// being written.
+type slot struct {
+	mu      sync.Mutex
+	gone    bool   // dropped from the map; whoever holds it starts again
+	owner   string // "" when the lease is free
+	token   uint64
+	expires time.Time
+}
+
+// with runs fn on the slot of thread tk, locked, and drops the slot when fn
+// leaves the lease free.
+func (ls *leases) with(tk []byte, fn func(*slot) error) error {
+	for {
+		ls.mu.Lock()
+		sl := ls.slots[string(tk)]
+		if sl == nil {
+			sl = &slot{}
+			ls.slots[string(tk)] = sl
+		}
+		ls.mu.Unlock()
+		sl.mu.Lock()
+		if sl.gone {
+			sl.mu.Unlock()
+			continue
+		}
+		err := fn(sl)
+		if sl.owner == "" {
+			sl.gone = true
+			ls.mu.Lock()
+			delete(ls.slots, string(tk))
+			ls.mu.Unlock()
+		}
+		sl.mu.Unlock()
+		return err
+	}
+}
+
+// held reports whether l is the slot's current lease.
+func (sl *slot) held(l store.Lease) bool {
+	return sl.owner != "" && sl.owner == l.Owner && sl.token == l.Token
+}
+
+// tokenKey holds the token epoch: the number of times the store was opened.
+// The tokens of an open start at the epoch times 2^40.
+var tokenKey = []byte{prefixMeta, 't'}
+
+// startTokens increments the token epoch and starts the store's tokens
+// above every token that an earlier open of the store granted.
+func (s *Store) startTokens() error {
+	var epoch uint64
+	err := s.update(context.Background(), func(txn *badgerdb.Txn) error {
+		epoch = 0
+		if _, err := value(txn, tokenKey, func(v []byte) error {
+			d := decoder{b: v}
+			epoch = d.uint()
+			return d.done()
+		}); err != nil {
+			return err
+		}
+		epoch++
+		return txn.Set(tokenKey, encoder(nil).uint(epoch))
+	})
+	if err != nil {
+		return fmt.Errorf("lease tokens: %w", err)
+	}
+	s.leases = leases{slots: map[string]*slot{}}
+	s.leases.last.Store(epoch << 40)
+	return nil
+}
+
+// dropLeaseRecords removes the lease records that stores written by
+// earlier versions of aguic kept under prefixLease: leases are no longer
+// stored, and those records belong to a process that is gone.
+func (s *Store) dropLeaseRecords() error {
+	if left, err := s.hasPrefix(prefixLease); err != nil || !left {
+		return err
+	}
+	if _, err := s.deleteKeys(context.Background(), []byte{prefixLease}, nil); err != nil {
+		return fmt.Errorf("drop lease records: %w", err)
+	}
+	return nil
+}
 
 // Acquire takes the thread's lease, creating the thread when it does not
 // exist. The owner of an unexpired lease may acquire it again; that
@@ -34,35 +135,18 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 	defer s.leave()
 	tk := threadKey(k)
 	var out store.Lease
-	err := s.update(ctx, func(txn *badgerdb.Txn) error {
+	err := s.leases.with(tk, func(sl *slot) error {
 		now := time.Now().UTC()
-		h, found, err := readHeader(txn, tk)
+		if sl.owner != "" && sl.owner != owner && sl.expires.After(now) {
+			return store.ErrBusy
+		}
+		version, err := s.ensureThread(ctx, tk, now)
 		if err != nil {
 			return err
 		}
-		var l lease
-		if found {
-			var held bool
-			if l, held, err = readLease(txn, tk); err != nil {
-				return err
-			}
-			if !held {
-				l.Token = h.Gen - 1
-			}
-			if l.Owner != "" && l.Owner != owner && l.Expires.After(now) {
-				return store.ErrBusy
-			}
-		} else {
-			// A generation larger than every commit timestamp so far.
-			h = header{Gen: txn.ReadTs() + 1, Created: now, Updated: now}
-			if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
-				return err
-			}
-			l.Token = h.Gen - 1
-		}
-		l = lease{Owner: owner, Token: l.Token + 1, Expires: now.Add(ttl)}
-		out = store.Lease{Key: k, Owner: l.Owner, Token: l.Token, Expires: l.Expires, Version: h.Version}
-		return txn.Set(key(prefixLease, tk), encodeLease(&l))
+		sl.owner, sl.token, sl.expires = owner, s.leases.last.Add(1), now.Add(ttl)
+		out = store.Lease{Key: k, Owner: owner, Token: sl.token, Expires: sl.expires, Version: version}
+		return nil
 	})
 	if err != nil {
 		return fail(err)
@@ -70,28 +154,46 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 	return out, nil
 }
 
-// Renew extends the lease to now+ttl while it is the thread's current one.
-func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
-	fail := func(err error) (store.Lease, error) {
-		return store.Lease{}, fmt.Errorf("renew %s: %w", keyName(l.Key), err)
+// ensureThread returns the Version of thread tk, creating the thread when
+// it does not exist.
+func (s *Store) ensureThread(ctx context.Context, tk []byte, now time.Time) (uint64, error) {
+	var h header
+	var found bool
+	err := s.db.View(func(txn *badgerdb.Txn) (err error) {
+		h, found, err = readHeader(txn, tk)
+		return err
+	})
+	if err != nil || found {
+		return h.Version, err
 	}
-	if err := s.enter(ctx); err != nil {
-		return fail(err)
-	}
-	defer s.leave()
-	tk := threadKey(l.Key)
-	out := l
-	err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		cur, err := currentLease(txn, tk, l)
-		if err != nil {
+	err = s.update(ctx, func(txn *badgerdb.Txn) (err error) {
+		if h, found, err = readHeader(txn, tk); err != nil || found {
 			return err
 		}
-		cur.Expires = time.Now().UTC().Add(ttl)
-		out.Expires = cur.Expires
-		return txn.Set(key(prefixLease, tk), encodeLease(&cur))
+		// A generation larger than every commit timestamp so far.
+		h = header{Gen: txn.ReadTs() + 1, Created: now, Updated: now}
+		return txn.Set(key(prefixThread, tk), encodeHeader(&h))
+	})
+	return h.Version, err
+}
+
+// Renew extends the lease to now+ttl while it is the thread's current one.
+func (s *Store) Renew(ctx context.Context, l store.Lease, ttl time.Duration) (store.Lease, error) {
+	if err := s.enter(ctx); err != nil {
+		return store.Lease{}, fmt.Errorf("renew %s: %w", keyName(l.Key), err)
+	}
+	defer s.leave()
+	out := l
+	err := s.leases.with(threadKey(l.Key), func(sl *slot) error {
+		if !sl.held(l) {
+			return store.ErrLeaseLost
+		}
+		sl.expires = time.Now().UTC().Add(ttl)
+		out.Expires = sl.expires
+		return nil
 	})
 	if err != nil {
-		return fail(err)
+		return store.Lease{}, fmt.Errorf("renew %s: %w", keyName(l.Key), err)
 	}
 	return out, nil
 }
@@ -102,30 +204,15 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 		return fmt.Errorf("release %s: %w", keyName(l.Key), err)
 	}
 	defer s.leave()
-	tk := threadKey(l.Key)
-	err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		cur, err := currentLease(txn, tk, l)
-		if err != nil {
-			return err
+	err := s.leases.with(threadKey(l.Key), func(sl *slot) error {
+		if !sl.held(l) {
+			return store.ErrLeaseLost
 		}
-		cur = lease{Token: cur.Token}
-		return txn.Set(key(prefixLease, tk), encodeLease(&cur))
+		sl.owner = ""
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("release %s: %w", keyName(l.Key), err)
 	}
 	return nil
-}
-
-// currentLease reads the thread's lease record and checks that l is it:
-// store.ErrLeaseLost when not.
-func currentLease(txn *badgerdb.Txn, tk []byte, l store.Lease) (lease, error) {
-	cur, found, err := readLease(txn, tk)
-	if err != nil {
-		return cur, err
-	}
-	if !found || cur.Owner == "" || cur.Owner != l.Owner || cur.Token != l.Token {
-		return cur, store.ErrLeaseLost
-	}
-	return cur, nil
 }

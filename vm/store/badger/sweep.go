@@ -108,18 +108,23 @@ func expired(h *header, r store.Retention, now time.Time) bool {
 func (s *Store) expire(ctx context.Context, k store.Key, r store.Retention, now time.Time) (events int, deleted bool, err error) {
 	tk := threadKey(k)
 	var gen uint64
-	err = s.update(ctx, func(txn *badgerdb.Txn) error {
-		deleted = false
-		h, found, err := readHeader(txn, tk)
-		if err != nil || !found || !expired(&h, r, now) {
-			return err
+	err = s.leases.with(tk, func(sl *slot) error {
+		if sl.owner != "" && sl.expires.After(now) {
+			return nil
 		}
-		l, _, err := readLease(txn, tk)
-		if err != nil || l.Owner != "" && l.Expires.After(now) {
-			return err
+		err := s.update(ctx, func(txn *badgerdb.Txn) error {
+			deleted = false
+			h, found, err := readHeader(txn, tk)
+			if err != nil || !found || !expired(&h, r, now) {
+				return err
+			}
+			gen, deleted = h.Gen, true
+			return unlink(txn, tk, gen)
+		})
+		if deleted && err == nil {
+			sl.owner = "" // the lease goes with the thread
 		}
-		gen, deleted = h.Gen, true
-		return unlink(txn, tk, gen)
+		return err
 	})
 	if err != nil || !deleted {
 		return 0, false, err

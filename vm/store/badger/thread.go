@@ -112,13 +112,19 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 	defer s.leave()
 	tk := threadKey(k)
 	var gen uint64
-	err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		h, err := threadHeader(txn, tk)
-		if err != nil {
-			return err
+	err := s.leases.with(tk, func(sl *slot) error {
+		err := s.update(ctx, func(txn *badgerdb.Txn) error {
+			h, err := threadHeader(txn, tk)
+			if err != nil {
+				return err
+			}
+			gen = h.Gen
+			return unlink(txn, tk, gen)
+		})
+		if err == nil {
+			sl.owner = "" // the lease goes with the thread
 		}
-		gen = h.Gen
-		return unlink(txn, tk, gen)
+		return err
 	})
 	if err == nil {
 		_, err = s.purge(ctx, k, gen)
@@ -129,10 +135,10 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 	return nil
 }
 
-// unlink deletes a thread's header, checkpoint and lease, and records that
-// its generation's events and runs are to be removed.
+// unlink deletes a thread's header and checkpoint, and records that its
+// generation's events, deltas and runs are to be removed.
 func unlink(txn *badgerdb.Txn, tk []byte, gen uint64) error {
-	for _, p := range []byte{prefixThread, prefixFrame, prefixLease} {
+	for _, p := range []byte{prefixThread, prefixFrame} {
 		if err := txn.Delete(key(p, tk)); err != nil {
 			return err
 		}
