@@ -380,3 +380,35 @@ func TestOpenAfterAnEmptyMemtable(t *testing.T) {
 		t.Errorf("Source after the reopen: %q, %v", src, err)
 	}
 }
+
+// TestLeaseRecordsDropped: the lease records of a store written when
+// leases were stored are removed at Open, and the thread they named is
+// free at once.
+func TestLeaseRecordsDropped(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := store.Key{Scope: "s", Workflow: "w", Thread: "t"}
+	if _, err := s.Acquire(t.Context(), k, "crashed", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	old := encoder(nil).str("crashed").uint(7).time(time.Now().Add(time.Hour))
+	if err := s.db.Update(func(txn *badgerdb.Txn) error { return txn.Set(key(prefixLease, threadKey(k)), old) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(Options{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if left, err := s.hasPrefix(prefixLease); err != nil || left {
+		t.Errorf("lease records left after Open: %v, %v", left, err)
+	}
+	if _, err := s.Acquire(t.Context(), k, "next", time.Hour); err != nil {
+		t.Errorf("Acquire after the restart: %v", err)
+	}
+}
