@@ -75,10 +75,10 @@ type Store struct {
 	db   *badgerdb.DB
 	name string // the directory, for messages
 	log  *slog.Logger
-	// syncCommits is set when a Commit must sync the database itself: on
-	// disk, without SyncWrites.
-	syncCommits bool
-	syncs       syncGroup
+	// logs, when not nil, are the files a Commit syncs (on disk, without
+	// SyncWrites).
+	logs  *logFiles
+	syncs syncGroup
 	leases      leases
 	// maxValue is the largest value Badger takes: in memory, values must
 	// fit its value threshold; on disk, a value-log file.
@@ -109,7 +109,6 @@ func Open(opts Options) (*Store, error) {
 		if opts.Dir == "" {
 			return nil, errors.New("open store: no directory given")
 		}
-		s.syncCommits = !opts.SyncWrites
 	}
 	db, err := badgerdb.Open(tuned(opts, logger{s.log}))
 	if err != nil && (errors.Is(err, z.NewFile) || strings.HasSuffix(err.Error(), z.NewFile.Error())) {
@@ -134,6 +133,12 @@ func Open(opts Options) (*Store, error) {
 	if err := s.startTokens(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", s.name, err)
+	}
+	if !opts.InMemory && !opts.SyncWrites {
+		if s.logs, err = openLogFiles(opts.Dir); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open store %s: %w", s.name, err)
+		}
 	}
 	return s, nil
 }
@@ -177,7 +182,7 @@ func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
 		o = badgerdb.DefaultOptions("")
 		memTable = memoryMemTableSize
 	} else {
-		o = o.WithValueThreshold(4 << 10)
+		o = o.WithValueThreshold(valueThreshold)
 	}
 	// Badger has no With method for it: tables of one size at every level,
 	// rather than twice as large at each level down.
@@ -261,6 +266,9 @@ func (s *Store) Close() error {
 	}
 	s.closed = true
 	close(s.done)
+	if s.logs != nil {
+		s.logs.close()
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close store %s: %w", s.name, err)
 	}
@@ -327,6 +335,9 @@ func (s *Store) update(ctx context.Context, fn func(txn *badgerdb.Txn) error) er
 func (s *Store) set(txn *badgerdb.Txn, k, v []byte) error {
 	if len(v) > s.maxValue {
 		return fmt.Errorf("a value of %d bytes is more than the store takes (%d)", len(v), s.maxValue)
+	}
+	if len(v) >= valueThreshold && s.logs != nil {
+		s.logs.bigValues.Store(true)
 	}
 	return txn.Set(k, v)
 }

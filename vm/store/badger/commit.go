@@ -51,8 +51,8 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	if err != nil {
 		return fail(err)
 	}
-	if s.syncCommits && !c.Lazy {
-		if err := s.syncs.run(s.db.Sync); err != nil {
+	if s.logs != nil && !c.Lazy {
+		if err := s.syncs.run(s.logs.sync); err != nil {
 			return fail(fmt.Errorf("sync: %w", err))
 		}
 	}
@@ -105,7 +105,7 @@ func (s *Store) commit(txn *badgerdb.Txn, tk []byte, k store.Key, c *store.Commi
 	}
 	h.Version++
 	h.Updated = now
-	if err := txn.Set(key(prefixThread, tk), encodeHeader(&h)); err != nil {
+	if err := s.set(txn, key(prefixThread, tk), encodeHeader(&h)); err != nil {
 		return err
 	}
 	*out = thread(k, &h)
@@ -127,7 +127,7 @@ func (s *Store) appendEvents(txn *badgerdb.Txn, tk []byte, h *header, events []s
 		case seq >= first:
 			events[seq-first].Hidden = true
 		case seq >= h.FirstSeq:
-			if err := hideEvent(txn, eventKey(prefix, seq)); err != nil {
+			if err := s.hideEvent(txn, eventKey(prefix, seq)); err != nil {
 				return fmt.Errorf("hide event %d: %w", seq, err)
 			}
 		}
@@ -149,7 +149,7 @@ func (s *Store) appendEvents(txn *badgerdb.Txn, tk []byte, h *header, events []s
 }
 
 // hideEvent sets the hidden flag of a stored event.
-func hideEvent(txn *badgerdb.Txn, k []byte) error {
+func (s *Store) hideEvent(txn *badgerdb.Txn, k []byte) error {
 	var e store.Event
 	found, err := value(txn, k, func(v []byte) (err error) {
 		e, err = decodeEvent(0, v)
@@ -159,7 +159,7 @@ func hideEvent(txn *badgerdb.Txn, k []byte) error {
 		return err
 	}
 	e.Hidden = true
-	return txn.Set(k, encodeEvent(&e))
+	return s.set(txn, k, encodeEvent(&e))
 }
 
 // putRun writes a run record of generation gen of thread tk and its entry
