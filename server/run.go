@@ -32,6 +32,7 @@ type run struct {
 	mu     sync.Mutex
 	frames []frame
 	ended  bool
+	held   bool          // the frames are held back until the turn is durable (hold, durable)
 	wake   chan struct{} // closed and replaced at every change
 	final  vm.Status     // how the run ended, once it has
 
@@ -64,6 +65,26 @@ func (r *run) push(f frame, last bool) {
 	r.wake = make(chan struct{})
 }
 
+// hold holds the run's frames back from its streams until durable (or
+// the run's end): a client must not see a turn start that a power loss
+// could still lose.
+func (r *run) hold() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held = true
+}
+
+// durable releases the frames that hold held back.
+func (r *run) durable() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held {
+		r.held = false
+		close(r.wake)
+		r.wake = make(chan struct{})
+	}
+}
+
 // end marks the frames complete without adding one.
 func (r *run) end() {
 	r.mu.Lock()
@@ -87,6 +108,9 @@ func (r *run) status() vm.Status {
 func (r *run) next(i int) ([]frame, bool, <-chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.held && !r.ended {
+		return nil, false, r.wake
+	}
 	return r.frames[i:], r.ended, r.wake
 }
 
@@ -189,7 +213,8 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		sreq.Fresh = true
 		sreq.Context = hook.Context
 	}
-	// The turn's input is written ahead before RUN_STARTED: a turn the
+	// The turn's input is written ahead, and the client sees nothing of
+	// the run, RUN_STARTED included, before it is durable: a turn the
 	// client saw start survives a crash.
 	if queued {
 		if err := s.enqueue(r, sreq); err != nil {
@@ -198,6 +223,8 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 		return s.stream(r), nil
 	}
+	r.hold()
+	sreq.OnDurable = r.durable
 	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
 	if err != nil {
 		s.release(r)
@@ -370,6 +397,11 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	defer close(r.done)
 	defer r.cancel()
 	started := s.now()
+	// A turn of pure nodes is durable when it ends, and its stream goes
+	// out at once then; one that runs longer is synced after ackDelay, so
+	// that its client hears from it.
+	ack := time.AfterFunc(ackDelay, func() { turn.Sync() })
+	defer ack.Stop()
 	o, _, err := turn.Run(r.ctx)
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.handOver(r)
@@ -391,6 +423,10 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 		s.log.Info("run ended", attrs...)
 	}
 }
+
+// ackDelay is how long a run's frames may be held back, at most, before
+// its turn is synced so that they can go out (see run.hold).
+const ackDelay = 10 * time.Millisecond
 
 // terminal is the event that ends a run's stream, with the tokens its
 // model calls used.

@@ -21,10 +21,8 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 		rc := http.NewResponseController(w)
 		// A stream may outlast any write timeout of the http.Server.
 		_ = rc.SetWriteDeadline(time.Time{})
-		if rc.Flush() != nil {
-			return
-		}
-		// The frames that are ready go out together, in one flush.
+		// The frames that are ready go out together, in one flush, the
+		// headers with the first of them.
 		sw := agui.NewSSEWriter(w, nil)
 		tick := time.NewTicker(s.cfg.KeepAlive)
 		defer tick.Stop()

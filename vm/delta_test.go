@@ -22,6 +22,8 @@ type shadow struct {
 
 func (s *shadow) Emit(vm.Event) error { return nil }
 
+func (s *shadow) Effect() error { return nil }
+
 func (s *shadow) Checkpoint(f *vm.Frame) error {
 	s.t.Helper()
 	d, err := f.Delta()

@@ -94,6 +94,11 @@ type Sink interface {
 // run.
 type Checkpointer interface {
 	Sink
+	// Effect is called before a node of the main flow that is not pure
+	// runs: what such a node does may reach the world (a model, an HTTP
+	// service, another workflow), and a store first makes sure that the
+	// turn it belongs to cannot be lost. An error fails the run.
+	Effect() error
 	Checkpoint(*Frame) error
 }
 

@@ -85,6 +85,11 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 			defer r.out.mu.Unlock()
 			return cp.Checkpoint(f)
 		}
+		r.effect = func() error {
+			r.out.mu.Lock()
+			defer r.out.mu.Unlock()
+			return cp.Effect()
+		}
 	}
 	f.Visits = 0
 	if f.Ended {
@@ -141,6 +146,9 @@ type runner struct {
 	// checkpoint saves the frame between two nodes of the main flow; nil
 	// for parallel branches, called workflows and sinks that do not save.
 	checkpoint func(*Frame) error
+	// effect is called before a node of the main flow that is not pure
+	// runs; nil when checkpoint is.
+	effect func() error
 	// observer learns when the nodes of the main flow start and end; nil
 	// for parallel branches, called workflows and sinks that do not ask.
 	observer NodeObserver
@@ -173,6 +181,11 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			return failed(&Error{Code: ErrVisits, Message: fmt.Sprintf("the run visited more than %d nodes; is a loop running away?", r.max), NodeID: n.ID, Span: n.Span})
 		}
 		resumed := resume != nil
+		if r.effect != nil && !r.pure(n) {
+			if err := r.effect(); err != nil {
+				return failed(&Error{Code: ErrInternal, Message: "saving the turn before " + n.ID + " failed: " + err.Error(), NodeID: n.ID, Span: n.Span})
+			}
+		}
 		if e := r.nodeStarted(n); e != nil {
 			return failed(e)
 		}

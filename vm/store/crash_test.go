@@ -77,6 +77,13 @@ func (c *crashing) Release(ctx context.Context, l store.Lease) error {
 	return c.Store.Release(ctx, l)
 }
 
+func (c *crashing) Sync(ctx context.Context) error {
+	if c.dead() {
+		return errCrashed
+	}
+	return c.Store.Sync(ctx)
+}
+
 func (c *crashing) PutSource(ctx context.Context, hash string, src []byte) error {
 	if c.dead() {
 		return errCrashed

@@ -43,7 +43,12 @@ type Request struct {
 	// vm.NodeObserver it also learns when each node of the main flow
 	// starts and ends (not stored).
 	Live vm.Sink
-	Now  func() time.Time
+	// OnDurable, when not nil, is called once the turn's input is durable
+	// (a power loss cannot lose it): before the run's first node that is
+	// not pure, at its end, or at Turn.Sync, whichever comes first. It may
+	// be called from another goroutine than the run's.
+	OnDurable func()
+	Now       func() time.Time
 }
 
 // Turn is a run that has begun: its input is written ahead, the thread is
@@ -67,9 +72,11 @@ var ErrInterrupted = errors.New("the thread's last run was interrupted and is be
 // another run holds it), loads the thread's frame on the program version it
 // is pinned to (or starts a new frame on the current one), and commits the
 // start of the run: the run record with the turn's input, written ahead, and
-// the thread marked running. When Begin returns, the turn survives a crash:
-// recovery runs it with exactly this input. ErrRunExists when the thread has
-// a run with req.RunID already.
+// the thread marked running. When Begin returns, the turn survives a crash
+// of the process: recovery runs it with exactly this input. The commit is
+// lazy: the turn survives a power loss once it is durable (see
+// Request.OnDurable), which is before anything it does reaches the world.
+// ErrRunExists when the thread has a run with req.RunID already.
 func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	ttl := req.TTL
 	if ttl <= 0 {
@@ -164,6 +171,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: base, RunID: run.ID},
 		Run:        &runRec,
 		NewRun:     !req.Queued,
+		Lazy:       true,
 	})
 	if err != nil {
 		return fail(fmt.Errorf("start run %s: %w", run.ID, err))
@@ -173,7 +181,17 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	t.j = newJournal(held, st, jl, run, hash, in, sizes, req.Live, now)
 	t.j.thread, t.j.frames = started, req.Frames
 	t.j.undo = t.f.UndoDelta
+	t.j.onDurable = req.OnDurable
 	return t, nil
+}
+
+// Sync makes the turn's input durable now, if it is not yet (see
+// Request.OnDurable). Safe to call while the turn runs.
+func (t *Turn) Sync() error {
+	if t.j.durable.Load() {
+		return nil
+	}
+	return t.j.sync()
 }
 
 // storedSizes returns the sizes of what the store keeps of a thread's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aguic/aguic/vm"
@@ -22,12 +23,19 @@ import (
 // What a run writes, and when:
 //
 //   - its start (Begin): the run record with the turn's input, and the
-//     thread marked running, synced before RUN_STARTED is sent;
-//   - after each node that is not pure (a model, HTTP or tool call): the
-//     frame's delta since the last checkpoint and the events since, lazily;
+//     thread marked running, lazily;
+//   - before the first node that is not pure (a model, HTTP or tool
+//     call) runs: a sync, so that nothing the turn does reaches the world
+//     before its input is durable (Effect);
+//   - after each node that is not pure: the frame's delta since the last
+//     checkpoint and the events since, lazily;
 //   - its end (Finish): the run's deltas replaced by one delta of all it
 //     changed (or the whole frame, when the deltas have grown past it),
 //     the last events, the outcome, synced.
+//
+// The turn is durable from the first sync on, and its OnDurable callback
+// learns it then: a server sends nothing of the turn before. A turn that
+// runs only pure nodes is thus synced once, at its end.
 //
 // The journal holds the run's lease but does not renew or release it.
 type Journal struct {
@@ -53,6 +61,11 @@ type Journal struct {
 	stale  bool     // the last pending event's Data lacks deltas joined since
 	hide   []string // tool calls to hide from replay
 	thread Thread
+
+	// durable is set once the run's start is durable (after a commit that
+	// was not lazy, or a sync); onDurable, when not nil, is called then.
+	durable   atomic.Bool
+	onDurable func()
 }
 
 // turnInput is a run's Input: what recovery needs to run the turn again
@@ -172,6 +185,32 @@ func (j *Journal) Checkpoint(f *vm.Frame) error {
 	return j.commit(Commit{Delta: d, Lazy: true})
 }
 
+// Effect makes the run's start durable, unless it is already, before a
+// node that is not pure runs.
+func (j *Journal) Effect() error {
+	if j.durable.Load() {
+		return nil
+	}
+	return j.sync()
+}
+
+// sync makes everything the run committed durable. Safe to call beside
+// the run's own calls.
+func (j *Journal) sync() error {
+	if err := j.store.Sync(j.ctx); err != nil {
+		return fmt.Errorf("sync run %s: %w", j.run.ID, err)
+	}
+	j.madeDurable()
+	return nil
+}
+
+// madeDurable notes that the run's start is durable, and says so once.
+func (j *Journal) madeDurable() {
+	if j.durable.CompareAndSwap(false, true) && j.onDurable != nil {
+		j.onDurable()
+	}
+}
+
 // Finish commits the run's end: the last events, the run's deltas replaced
 // by one (or the whole frame), what a suspended run waits for, and the
 // run's outcome. A failed or cancelled run leaves the thread's frame as the
@@ -278,6 +317,9 @@ func (j *Journal) commit(c Commit) error {
 		return fmt.Errorf("commit run %s: %w", j.run.ID, err)
 	}
 	j.thread, j.pending, j.hide = t, nil, nil
+	if !c.Lazy {
+		j.madeDurable()
+	}
 	return nil
 }
 

@@ -135,7 +135,7 @@ type Commit struct {
 	Expect uint64
 	// Lazy lets Commit return before the commit reaches the disk: a
 	// process crash loses nothing, a power cut may lose it and the lazy
-	// commits after the last one that was not lazy.
+	// commits after the last one that was not lazy (or the last Sync).
 	Lazy bool
 }
 
@@ -179,6 +179,9 @@ type Store interface {
 	// ErrLeaseLost when the lease is not the thread's current one;
 	// ErrConflict when c.Expect differs; ErrRunExists as NewRun says.
 	Commit(ctx context.Context, l Lease, c Commit) (Thread, error)
+	// Sync returns once every commit that returned before it was called,
+	// lazy ones included, is durable: a power loss cannot lose it.
+	Sync(ctx context.Context) error
 
 	// Thread returns a thread, or ErrNotFound.
 	Thread(ctx context.Context, key Key) (Thread, error)

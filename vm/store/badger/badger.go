@@ -77,9 +77,9 @@ type Store struct {
 	log  *slog.Logger
 	// logs, when not nil, are the files a Commit syncs (on disk, without
 	// SyncWrites).
-	logs  *logFiles
-	syncs syncGroup
-	leases      leases
+	logs   *logFiles
+	syncs  syncGroup
+	leases leases
 	// maxValue is the largest value Badger takes: in memory, values must
 	// fit its value threshold; on disk, a value-log file.
 	maxValue int

@@ -51,12 +51,34 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	if err != nil {
 		return fail(err)
 	}
-	if s.logs != nil && !c.Lazy {
-		if err := s.syncs.run(s.logs.sync); err != nil {
-			return fail(fmt.Errorf("sync: %w", err))
+	if !c.Lazy {
+		if err := s.sync(); err != nil {
+			return fail(err)
 		}
 	}
 	return out, nil
+}
+
+// Sync makes every commit that returned before it durable.
+func (s *Store) Sync(ctx context.Context) error {
+	if err := s.enter(ctx); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	defer s.leave()
+	return s.sync()
+}
+
+// sync makes what the store wrote so far durable: on disk, without
+// SyncWrites, it syncs Badger's logs, in a round shared with concurrent
+// callers.
+func (s *Store) sync() error {
+	if s.logs == nil {
+		return nil
+	}
+	if err := s.syncs.run(s.logs.sync); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	return nil
 }
 
 // commit writes c to thread tk in txn and sets out to the thread as it is

@@ -72,7 +72,7 @@ func TestCommitsSyncAcrossMemtables(t *testing.T) {
 		t.Fatal(err)
 	}
 	frame := make([]byte, 3<<10) // stays in the memtable
-	big := make([]byte, 8<<10)  // goes to the value log
+	big := make([]byte, 8<<10)   // goes to the value log
 	for i := range 3 * diskMemTableSize / len(frame) {
 		f := frame
 		if i%50 == 0 {

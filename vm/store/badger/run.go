@@ -36,7 +36,7 @@ func (s *Store) Run(ctx context.Context, k store.Key, id string) (store.Run, err
 	return r, nil
 }
 
-// Enqueue writes a queued run of an existing thread.
+// Enqueue writes a queued run of an existing thread, synced as a Commit.
 func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
 	fail := func(err error) error { return fmt.Errorf("enqueue run %q on %s: %w", r.ID, keyName(k), err) }
 	if r.Status != store.Queued || r.ID == "" {
@@ -55,6 +55,9 @@ func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
 		r.Key = k
 		return s.putRun(txn, tk, h.Gen, &r, true)
 	})
+	if err == nil {
+		err = s.sync() // the client is told the run is queued: it must survive
+	}
 	if err != nil {
 		return fail(err)
 	}

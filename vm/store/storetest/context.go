@@ -43,6 +43,7 @@ func checkCancelled(c *tc) {
 			_, err := c.s.Commit(ctx, l, store.Commit{Checkpoint: checkpoint(store.Finished, "r1", 2), Events: mkEvents("r1", 4, 2), Hide: []uint64{1}, Run: mkRun("r2", k, store.Finished)})
 			return err
 		}},
+		{"Sync", func() error { return c.s.Sync(ctx) }},
 		{"Thread", func() error { _, err := c.s.Thread(ctx, k); return err }},
 		{"Threads", func() error { _, _, err := c.s.Threads(ctx, "acme", "", store.Page{}); return err }},
 		{"DeleteThread", func() error { return c.s.DeleteThread(ctx, k) }},

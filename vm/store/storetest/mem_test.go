@@ -441,6 +441,15 @@ func (m *mem) Sweep(ctx context.Context, r store.Retention, now time.Time) (even
 	return events, threads, nil
 }
 
+// Sync has nothing to do: everything mem keeps is kept as it returns.
+func (m *mem) Sync(ctx context.Context) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	m.mu.Unlock()
+	return nil
+}
+
 func (m *mem) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

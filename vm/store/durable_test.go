@@ -1,0 +1,125 @@
+package store_test
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
+	"github.com/aguic/aguic/vm/store/badger"
+)
+
+// recording is a store that notes its commits and syncs in a log that the
+// nodes of durableProgram write to as well.
+type recording struct {
+	store.Store
+	log *steps
+}
+
+type steps struct {
+	mu    sync.Mutex
+	steps []string
+}
+
+func (s *steps) add(step string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steps = append(s.steps, step)
+}
+
+func (r *recording) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.Thread, error) {
+	th, err := r.Store.Commit(ctx, l, c)
+	if c.Lazy {
+		r.log.add("commit lazy")
+	} else {
+		r.log.add("commit")
+	}
+	return th, err
+}
+
+func (r *recording) Sync(ctx context.Context) error {
+	r.log.add("sync")
+	return r.Store.Sync(ctx)
+}
+
+const durableProgram = `wf 1
+workflow pure {
+  conversation = true
+  flow {
+    note "a"
+    w: pause
+  }
+}
+workflow effects {
+  conversation = true
+  flow {
+    note "a"
+    act "b"
+    note "c"
+    act "d"
+    w: pause
+  }
+}
+`
+
+// TestEffectsWaitForADurableTurn: a turn's start is committed lazily; it
+// is synced before the turn's first node that is not pure runs, or, for a
+// turn of pure nodes only, by the commit of its end. OnDurable learns it
+// once, at that moment.
+func TestEffectsWaitForADurableTurn(t *testing.T) {
+	log := &steps{}
+	reg := vm.NewRegistry()
+	note := func(pure bool) func(context.Context, *vm.Call) (vm.Step, error) {
+		return func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+			v, _ := c.Arg()
+			if pure {
+				log.add("note " + vm.Text(v))
+			} else {
+				log.add("act " + vm.Text(v))
+			}
+			return vm.Step{}, nil
+		}
+	}
+	reg.AddKind(&vm.KindSpec{Name: "note", Doc: "Notes.", Example: `note "x"`, Pure: true,
+		Arg: &vm.ArgSpec{Name: "text", Type: vm.TypeString, Required: true}, Exec: note(true)})
+	reg.AddKind(&vm.KindSpec{Name: "act", Doc: "Acts on the world.", Example: `act "x"`,
+		Arg: &vm.ArgSpec{Name: "text", Type: vm.TypeString, Required: true}, Exec: note(false)})
+	reg.AddKind(&vm.KindSpec{Name: "pause", Doc: "Waits.", Example: `pause`, Pure: true, Suspend: vm.SuspendAlways, Convo: true,
+		Exec: func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+			return vm.Step{Wait: &vm.Wait{Kind: vm.WaitUser}}, nil
+		}})
+	prog, diags := compiler.Compile(reg, compiler.Source{Name: "d.wf", Text: []byte(durableProgram)})
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	base, err := badger.Open(badger.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	st := &recording{Store: base, log: log}
+	m := &vm.Machine{Program: prog, Registry: reg}
+	for _, tc := range []struct {
+		workflow string
+		want     []string
+	}{
+		{"pure", []string{"commit lazy", "note a", "commit", "durable"}},
+		{"effects", []string{"commit lazy", "note a", "sync", "durable", "act b", "commit lazy", "note c", "act d", "commit lazy", "commit"}},
+	} {
+		log.steps = nil
+		_, _, err := store.Execute(context.Background(), st, store.Request{
+			Key: store.Key{Workflow: tc.workflow, Thread: "t"}, Owner: "o", TTL: time.Hour, RunID: "r",
+			Machine: m, Resume: &vm.Resume{}, OnDurable: func() { log.add("durable") },
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.workflow, err)
+		}
+		if !slices.Equal(log.steps, tc.want) {
+			t.Errorf("%s:\n got %q\nwant %q", tc.workflow, log.steps, tc.want)
+		}
+	}
+}
