@@ -33,13 +33,15 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 					return
 				}
 			}
+			if ended {
+				// The server flushes the last frames with the end of
+				// the response.
+				return
+			}
 			if len(frames) > 0 && rc.Flush() != nil {
 				return
 			}
 			i += len(frames)
-			if ended {
-				return
-			}
 			select {
 			case <-wake:
 			case <-req.Context().Done():

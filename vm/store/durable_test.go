@@ -67,9 +67,9 @@ workflow effects {
 `
 
 // TestEffectsWaitForADurableTurn: a turn's start is committed lazily; it
-// is synced before the turn's first node that is not pure runs, or, for a
-// turn of pure nodes only, by the commit of its end. OnDurable learns it
-// once, at that moment.
+// is synced before the turn's first node that is not pure runs, and
+// OnDurable learns it once, at that moment; a turn of pure nodes only is
+// synced by the commit of its end, and Run returning says it.
 func TestEffectsWaitForADurableTurn(t *testing.T) {
 	log := &steps{}
 	reg := vm.NewRegistry()
@@ -107,7 +107,7 @@ func TestEffectsWaitForADurableTurn(t *testing.T) {
 		workflow string
 		want     []string
 	}{
-		{"pure", []string{"commit lazy", "note a", "commit", "durable"}},
+		{"pure", []string{"commit lazy", "note a", "commit"}},
 		{"effects", []string{"commit lazy", "note a", "sync", "durable", "act b", "commit lazy", "note c", "act d", "commit lazy", "commit"}},
 	} {
 		log.steps = nil

@@ -44,9 +44,10 @@ type Request struct {
 	// starts and ends (not stored).
 	Live vm.Sink
 	// OnDurable, when not nil, is called once the turn's input is durable
-	// (a power loss cannot lose it): before the run's first node that is
-	// not pure, at its end, or at Turn.Sync, whichever comes first. It may
-	// be called from another goroutine than the run's.
+	// (a power loss cannot lose it), when that happens before the run
+	// ends: before the run's first node that is not pure, or at Turn.Sync.
+	// It may be called from another goroutine than the run's. A turn that
+	// Run returns from is durable, whether or not OnDurable was called.
 	OnDurable func()
 	Now       func() time.Time
 }

@@ -35,7 +35,8 @@ import (
 //
 // The turn is durable from the first sync on, and its OnDurable callback
 // learns it then: a server sends nothing of the turn before. A turn that
-// runs only pure nodes is thus synced once, at its end.
+// runs only pure nodes is thus synced once, at its end, and its events go
+// out all at once when it ends.
 //
 // The journal holds the run's lease but does not renew or release it.
 type Journal struct {
@@ -62,8 +63,9 @@ type Journal struct {
 	hide   []string // tool calls to hide from replay
 	thread Thread
 
-	// durable is set once the run's start is durable (after a commit that
-	// was not lazy, or a sync); onDurable, when not nil, is called then.
+	// durable is set once the run's start is durable (after a sync, or
+	// the commit of the run's end); onDurable, when not nil, is called at
+	// a sync before the run's end.
 	durable   atomic.Bool
 	onDurable func()
 }
@@ -318,7 +320,9 @@ func (j *Journal) commit(c Commit) error {
 	}
 	j.thread, j.pending, j.hide = t, nil, nil
 	if !c.Lazy {
-		j.madeDurable()
+		// The commit of the run's end: the run returns now, which says
+		// more than onDurable would.
+		j.durable.Store(true)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -39,6 +38,10 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	}
 	defer s.leave()
 	tk := threadKey(l.Key)
+	syncs := !c.Lazy && s.logs != nil
+	if syncs {
+		s.syncs.writingOne()
+	}
 	var out store.Thread
 	err := s.leases.with(tk, func(sl *slot) error {
 		if !sl.held(l) {
@@ -49,11 +52,14 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		})
 	})
 	if err != nil {
+		if syncs {
+			s.syncs.wrote()
+		}
 		return fail(err)
 	}
-	if !c.Lazy {
-		if err := s.sync(); err != nil {
-			return fail(err)
+	if syncs {
+		if err := s.syncs.run(true, s.logs.sync); err != nil {
+			return fail(fmt.Errorf("sync: %w", err))
 		}
 	}
 	return out, nil
@@ -75,7 +81,7 @@ func (s *Store) sync() error {
 	if s.logs == nil {
 		return nil
 	}
-	if err := s.syncs.run(s.logs.sync); err != nil {
+	if err := s.syncs.run(false, s.logs.sync); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	return nil
@@ -221,53 +227,4 @@ func trimDeltas(txn *badgerdb.Txn, tk []byte, h *header, keep int) error {
 	}
 	h.Deltas = uint64(keep)
 	return nil
-}
-
-// syncGroup shares syncs among concurrent callers: a caller waits for a
-// sync that started after it called, and every caller that arrives while
-// one sync runs shares the next.
-type syncGroup struct {
-	mu   sync.Mutex
-	busy bool       // a sync is running
-	next *syncRound // the round that starts when the running one ends
-}
-
-type syncRound struct {
-	done chan struct{}
-	err  error
-}
-
-// run returns when a call of sync that started after run was called has
-// returned, with its error.
-func (g *syncGroup) run(sync func() error) error {
-	g.mu.Lock()
-	r := g.next
-	if r == nil {
-		r = &syncRound{done: make(chan struct{})}
-		g.next = r
-	}
-	lead := !g.busy
-	if lead {
-		g.busy, g.next = true, nil
-	}
-	g.mu.Unlock()
-	if lead {
-		g.lead(r, sync)
-	}
-	<-r.done
-	return r.err
-}
-
-// lead runs round r, then hands the next round, if callers wait for one,
-// to a goroutine of its own.
-func (g *syncGroup) lead(r *syncRound, sync func() error) {
-	r.err = sync()
-	close(r.done)
-	g.mu.Lock()
-	next := g.next
-	g.next, g.busy = nil, next != nil
-	g.mu.Unlock()
-	if next != nil {
-		go g.lead(next, sync)
-	}
 }

@@ -275,7 +275,7 @@ func TestSyncGroup(t *testing.T) {
 			for range 10 {
 				before := started.Load()
 				calls.Add(1)
-				if err := g.run(doSync); err != nil {
+				if err := g.run(false, doSync); err != nil {
 					t.Error(err)
 				}
 				if started.Load() <= before {
@@ -290,7 +290,7 @@ func TestSyncGroup(t *testing.T) {
 		t.Errorf("%d syncs for %d calls: none shared", started.Load(), calls.Load())
 	}
 	fail := errors.New("disk on fire")
-	if err := g.run(func() error { return fail }); err != fail {
+	if err := g.run(false, func() error { return fail }); err != fail {
 		t.Errorf("run of a failing sync: %v", err)
 	}
 }
