@@ -122,4 +122,28 @@ func TestEffectsWaitForADurableTurn(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", tc.workflow, log.steps, tc.want)
 		}
 	}
+
+	// Turn.Sync makes the turn durable before it runs (a server does so
+	// when a turn takes long); the run then has nothing more to sync
+	// before its effects.
+	log.steps = nil
+	turn, err := store.Begin(context.Background(), st, store.Request{
+		Key: store.Key{Workflow: "effects", Thread: "t2"}, Owner: "o", TTL: time.Hour, RunID: "r",
+		Machine: m, Resume: &vm.Resume{}, OnDurable: func() { log.add("durable") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := turn.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := turn.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"commit lazy", "sync", "durable", "note a", "act b", "commit lazy", "note c", "act d", "commit lazy", "commit"}
+	if !slices.Equal(log.steps, want) {
+		t.Errorf("synced before it ran:\n got %q\nwant %q", log.steps, want)
+	}
 }
