@@ -41,7 +41,7 @@
 // other origins call the server: preflight requests are answered, and
 // answers (event streams included) carry Access-Control-Allow-Origin.
 //
-// Config.Hook (seed 000's IAgUiNotification) sees every run request once
+// Config.Hook sees every run request once
 // its workflow and thread are known, before anything runs: the body, a
 // copy of the headers, the thread, the workflow, whether it is a
 // conversation and the scope (HookRequest). It may add derived values to

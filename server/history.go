@@ -19,8 +19,8 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// HistoryRequest asks for the history of a conversation (seed 000,
-// "Conversation history POST").
+// HistoryRequest asks for the history of a conversation (the history
+// route's body).
 type HistoryRequest struct {
 	_ struct{} `json:"-" additionalProperties:"true"`
 

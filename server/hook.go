@@ -12,8 +12,7 @@ import (
 )
 
 // HookRequest is what the request hook (Config.Hook) sees of a run
-// request before anything runs, and what it may add to (seed 000's
-// IAgUiNotification).
+// request before anything runs, and what it may add to.
 type HookRequest struct {
 	// Request is the request's body as it was decoded; the hook reads it.
 	Request *RunAgentInput

@@ -21,8 +21,7 @@ const (
 // one activity message per run, "activity:lifecycle-<runId>", whose
 // content is {node: {nodeId, kind, label?, text, phase, next?, error?,
 // code?}}. The first node's start is an ACTIVITY_SNAPSHOT that creates the
-// message; every later change is an ACTIVITY_DELTA that adds /node (seed
-// 004's shape). A node that suspends the run stays at "start".
+// message; every later change is an ACTIVITY_DELTA that adds /node. A node that suspends the run stays at "start".
 //
 // The lifecycle is live only: it is not stored, so replay and history
 // never show it, and its frames carry no id.

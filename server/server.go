@@ -65,13 +65,13 @@ type Config struct {
 	Logger     *slog.Logger // default slog.Default()
 	Now        func() time.Time
 	// NodeLifecycle streams the lifecycle of every node of a run's main
-	// flow as the activity "graph.node.lifecycle" (seed 004), so a UI can
-	// highlight the node that runs; live only, never stored. Off by default.
+	// flow as the activity "graph.node.lifecycle", so a UI can highlight
+	// the node that runs; live only, never stored. Off by default.
 	NodeLifecycle bool
 
-	// Hook, when set, sees every run request before anything runs (seed
-	// 000's IAgUiNotification): its body, its headers, its thread, its
-	// workflow and whether that is a conversation, and its scope. It may
+	// Hook, when set, sees every run request before anything runs: its
+	// body, its headers, its thread, its workflow and whether that is a
+	// conversation, and its scope. It may
 	// add to the run's context and to $agent (HookRequest); an error
 	// refuses the request: the stream is RUN_STARTED, then RUN_ERROR with
 	// the error's message (code "rejected"), and nothing runs or is

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aguic/aguic/compiler"
@@ -112,4 +113,19 @@ func golden(t *testing.T, path string, got []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs (run go test -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
+}
+
+// TestNodeConcurrently: the runs of a program share its workflows, and
+// look their nodes up at once (go test -race).
+func TestNodeConcurrently(t *testing.T) {
+	w := &vm.Workflow{Nodes: []*vm.Node{{ID: "a"}, {ID: "b"}}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if w.Node("b") == nil || w.Node("c") != nil {
+				t.Error("Node: wrong lookup")
+			}
+		})
+	}
+	wg.Wait()
 }

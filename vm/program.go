@@ -3,6 +3,7 @@ package vm
 import (
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/aguic/aguic/lang/diag"
 	exprvm "github.com/expr-lang/expr/vm"
@@ -55,17 +56,19 @@ type Workflow struct {
 	Nodes        []*Node   // in source order
 	Tools        []*Tool   // backend tools, in source order
 
-	index map[string]*Node
+	indexed sync.Once        // builds index, at the first Node
+	index   map[string]*Node // Nodes by id
 }
 
-// Node returns the node with the given id, or nil.
+// Node returns the node with the given id, or nil. Safe for concurrent
+// use: the runs of a program share its workflows.
 func (w *Workflow) Node(id string) *Node {
-	if w.index == nil {
+	w.indexed.Do(func() {
 		w.index = make(map[string]*Node, len(w.Nodes))
 		for _, n := range w.Nodes {
 			w.index[n.ID] = n
 		}
-	}
+	})
 	return w.index[id]
 }
 

@@ -17,8 +17,8 @@ type Input struct {
 	Tools    []Tool
 }
 
-// BuildAgent returns the $agent object of one AG-UI request, as seed 000
-// ("Workflow context values") describes it:
+// BuildAgent returns the $agent object of one AG-UI request, as
+// docs/agui.md describes it:
 //
 //   - latestUserMessage: the final message, only when it is a user message
 //     whose content is a string, or parts that are text and images; its
@@ -110,8 +110,7 @@ func BuildAgent(in Input, conversation bool) (map[string]any, error) {
 	return agent, nil
 }
 
-// Chat converts AG-UI messages into provider-neutral chat history by seed
-// 000's rules ("Conversion details"): system stays system and developer
+// Chat converts AG-UI messages into provider-neutral chat history: system stays system and developer
 // becomes system with its name kept; user and tool messages need string
 // content (and a tool message its toolCallId); an assistant message keeps
 // its text and its tool calls, and is skipped when it has neither;

@@ -6,8 +6,8 @@
 // (Input), and the semantic events of runs (vm.Event). What comes out:
 // BuildAgent turns a request into the $agent object a workflow reads —
 // latestUserMessage, latestToolResult, messages, chat, state, context,
-// tools and _hidden.state — by the rules of seed 000 for stateless and
-// conversation workflows; a Reducer folds a run's events into AG-UI
+// tools and _hidden.state — by the rules docs/agui.md gives for stateless
+// and conversation workflows; a Reducer folds a run's events into AG-UI
 // messages and state the way a client does (live) or the way a history
 // replay does.
 //
