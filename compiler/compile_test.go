@@ -2,7 +2,6 @@ package compiler_test
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,13 +10,12 @@ import (
 	"testing"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 	"github.com/rogpeppe/go-internal/txtar"
 )
-
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/check/*.txtar")
 
 // TestCheck compiles the .wf files of each testdata/check/*.txtar archive
 // together and compares the diagnostics with its `want` file and, when the
@@ -85,7 +83,7 @@ func compare(t *testing.T, path string, ar *txtar.Archive, got map[string]string
 		if got[name] == want {
 			continue
 		}
-		if !*update {
+		if !golden.Update() {
 			t.Errorf("%s: %s differs\n--- got\n%s--- want\n%s", path, name, got[name], want)
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
@@ -209,7 +210,7 @@ func TestDocsExamples(t *testing.T) {
 				if strings.Join(got, "\n") == w {
 					return
 				}
-				if *update {
+				if golden.Update() {
 					edits = append(edits, docEdit{from: next.line + 1, to: next.close - 1, lines: got})
 					return
 				}
@@ -416,7 +417,7 @@ func TestDocsKinds(t *testing.T) {
 	text := string(data)
 	text = generated(t, text, kindsBegin, kindsEnd, renderKinds(reg))
 	text = generated(t, text, builtinBegin, builtinEnd, renderBuiltins(reg))
-	if *update && text != string(data) {
+	if golden.Update() && text != string(data) {
 		if err := os.WriteFile(languageDoc, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -451,7 +452,7 @@ func generated(t *testing.T, doc, begin, end, want string) string {
 	if got == want {
 		return doc
 	}
-	if !*update {
+	if !golden.Update() {
 		line := strings.Count(doc[:i], "\n") + 1
 		gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
 		k := 0

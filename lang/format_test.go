@@ -3,7 +3,6 @@ package lang_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang"
 	"github.com/rogpeppe/go-internal/txtar"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // TestFormat formats in.wf of every testdata/format/*.txtar archive and
 // compares the result with out.wf; out.wf must also be its own format.
@@ -38,7 +36,7 @@ func TestFormat(t *testing.T) {
 			if diags.HasErrors() {
 				t.Fatalf("in.wf does not parse:\n%v", diags.Err())
 			}
-			if *update {
+			if golden.Update() {
 				setArchiveFile(a, "out.wf", got)
 				if err := os.WriteFile(file, txtar.Format(a), 0o666); err != nil {
 					t.Fatal(err)

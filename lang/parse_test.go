@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang"
 	"github.com/rogpeppe/go-internal/txtar"
 )
@@ -36,7 +37,7 @@ func TestParseErrors(t *testing.T) {
 			for _, d := range diags {
 				fmt.Fprintln(&got, d)
 			}
-			if *update {
+			if golden.Update() {
 				setArchiveFile(a, "want", got.Bytes())
 				if err := os.WriteFile(file, txtar.Format(a), 0o666); err != nil {
 					t.Fatal(err)

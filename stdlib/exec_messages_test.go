@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,12 +15,11 @@ import (
 
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/vmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/messages/*.txtar")
 
 // msgTurn is one request of a conversation after the first: a resume, and
 // how far the clock moves before it.
@@ -169,7 +167,7 @@ func TestMessagesGolden(t *testing.T) {
 			got := b.String()
 
 			i := slices.IndexFunc(ar.Files, func(f txtar.File) bool { return f.Name == "want" })
-			if *update {
+			if golden.Update() {
 				if i < 0 {
 					ar.Files = append(ar.Files, txtar.File{Name: "want"})
 					i = len(ar.Files) - 1

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,24 +12,13 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/vmtest"
 	"github.com/rogpeppe/go-internal/txtar"
 )
-
-func init() {
-	// Other tests of the package may declare -update too: share it.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the want files of testdata/model/*.txtar")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 // TestModel runs every testdata/model/*.txtar archive. An archive holds
 //
@@ -76,7 +64,7 @@ func TestModel(t *testing.T) {
 			if got == want {
 				return
 			}
-			if updating() {
+			if golden.Update() {
 				found := false
 				for i := range ar.Files {
 					if ar.Files[i].Name == "want" {

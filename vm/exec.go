@@ -252,10 +252,6 @@ func (c *Call) SetOutput(v any) {
 // through Set (see Frame.Wrote).
 func (c *Call) Wrote(p *Path) { c.r.frame.Wrote(p) }
 
-// Service returns the service the machine was given under name (an HTTP
-// client, a model provider…), or nil.
-func (c *Call) Service(name string) any { return c.r.m.Services[name] }
-
 // CallWorkflow runs another workflow of the program to its end with input
 // as its $input, inside this run, and returns its output.
 func (c *Call) CallWorkflow(ctx context.Context, id string, input any) (any, error) {

@@ -2,7 +2,6 @@ package vm_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,11 +9,10 @@ import (
 	"testing"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files of testdata/graph")
 
 // drawings are the two formats, by golden file extension.
 var drawings = []struct {
@@ -56,7 +54,7 @@ func TestGraphBuilt(t *testing.T) {
 				if err := d.draw(tt.wf, &b); err != nil {
 					t.Fatal(err)
 				}
-				golden(t, filepath.Join("testdata", "graph", tt.name+d.ext), b.Bytes())
+				compareGolden(t, filepath.Join("testdata", "graph", tt.name+d.ext), b.Bytes())
 			}
 		})
 	}
@@ -91,16 +89,16 @@ func TestGraphCompiled(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				golden(t, strings.TrimSuffix(path, ".wf")+d.ext, b.Bytes())
+				compareGolden(t, strings.TrimSuffix(path, ".wf")+d.ext, b.Bytes())
 			}
 		})
 	}
 }
 
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path string, got []byte) {
+// compareGolden compares got with the file at path, or rewrites it with -update.
+func compareGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if golden.Update() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -28,7 +28,6 @@ type Machine struct {
 	Deadline  time.Duration    // the longest a run may take; 0 means no deadline
 	Now       func() time.Time // the clock; nil means time.Now
 	NewID     func() string    // frame ids; nil means random
-	Services  map[string]any   // shared services nodes look up by name
 }
 
 func (m *Machine) now() time.Time {

@@ -3,7 +3,6 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,20 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/vm"
 )
-
-func init() {
-	// Other tests of the package may declare -update too: share it.
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files of testdata/events")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
 
 const goldenDir = "testdata/events"
 
@@ -199,7 +187,7 @@ func TestGolden(t *testing.T) {
 			checkWire(t, c.e, got)
 			path := filepath.Join(goldenDir, c.name+".json")
 			got = append(got, '\n')
-			if updating() {
+			if golden.Update() {
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -227,7 +215,7 @@ func TestGolden(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".json")
 		if !seen[name] {
-			if updating() {
+			if golden.Update() {
 				if err := os.Remove(f); err != nil {
 					t.Error(err)
 				}
