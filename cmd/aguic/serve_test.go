@@ -8,34 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/aguic/aguic/internal/syncbuf"
 	"github.com/aguic/aguic/vm/store"
 )
-
-// lockedBuffer is a bytes.Buffer the server's goroutines may write to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // served is aguic serve running in the test's process.
 type served struct {
 	url    string
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	stop   func() int // stops the server as a signal does; its exit status
 }
 
@@ -57,7 +39,7 @@ func writeWorkflow(t *testing.T, dir, name, src string) string {
 // stops it, and returns once it listens.
 func startServe(t *testing.T, o serveOptions) *served {
 	t.Helper()
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	e := &env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: stderr}
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)

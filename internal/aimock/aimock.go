@@ -12,9 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/aguic/aguic/internal/syncbuf"
 )
 
 // RequireEnv is the environment variable that, set to 1, turns a missing
@@ -37,7 +38,7 @@ type Server struct {
 
 	t      testing.TB
 	client *http.Client
-	stderr lockedBuffer
+	stderr syncbuf.Buffer
 }
 
 // Start starts an aimock server that answers with the fixtures, and stops
@@ -291,29 +292,4 @@ func (s *Server) control(method, path string, in, out any) {
 	if err != nil {
 		s.t.Fatalf("aimock: %s /__aimock%s: %v", method, path, err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that the process writes to while the
-// test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -13,26 +13,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/aguic/aguic/internal/syncbuf"
 )
-
-// lockedBuffer is a bytes.Buffer a test may read while a writer's
-// goroutine writes to it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // TestSSEFraming checks the bytes of every kind of frame, and that each is
 // written with one Write and flushed right after it.
@@ -158,7 +141,7 @@ func TestSSEErrors(t *testing.T) {
 func TestKeepAlive(t *testing.T) {
 	t.Run("stop", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			var buf lockedBuffer
+			var buf syncbuf.Buffer
 			w := NewSSEWriter(&buf, nil)
 			stop := w.KeepAlive(t.Context(), 15*time.Second)
 			time.Sleep(46 * time.Second)
@@ -176,7 +159,7 @@ func TestKeepAlive(t *testing.T) {
 	})
 	t.Run("context", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			var buf lockedBuffer
+			var buf syncbuf.Buffer
 			w := NewSSEWriter(&buf, nil)
 			ctx, cancel := context.WithCancel(t.Context())
 			stop := w.KeepAlive(ctx, time.Second)
@@ -317,7 +300,7 @@ func TestReadSSE(t *testing.T) {
 // run with -race. Every frame arrives whole and once.
 func TestSSEConcurrent(t *testing.T) {
 	const writers, each = 8, 200
-	var buf lockedBuffer
+	var buf syncbuf.Buffer
 	w := NewSSEWriter(&buf, func() error { return nil })
 	stop := w.KeepAlive(t.Context(), time.Microsecond)
 	var wg sync.WaitGroup
