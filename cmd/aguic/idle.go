@@ -9,9 +9,9 @@ import (
 
 // A burst of turns (conversations parking, a backlog recovered) grows the
 // heap, and Badger's pooled table builders with it, and Go keeps what it
-// freed for the next burst. Once the process idles, returnIdleMemory gives
-// it back to the system, so that the memory of a server at rest follows
-// what it holds, not the largest burst it served.
+// freed for the next burst. Once the process idles, an idleMemory gives it
+// back to the system, so that the memory of a server at rest follows what
+// it holds, not the largest burst it served.
 const (
 	// idleCheck is how often the process looks whether it idles.
 	idleCheck = 10 * time.Second
@@ -24,24 +24,39 @@ const (
 	idleRounds = 3
 )
 
-// returnIdleMemory returns freed memory to the system once after each busy
-// period that the process idles after, until ctx is done.
-func returnIdleMemory(ctx context.Context) {
+// idleMemory returns freed memory to the system once after each busy
+// period that the process idles after.
+type idleMemory struct {
+	check     time.Duration
+	allocated func() uint64 // the bytes allocated since the process started
+	free      func()        // returns freed memory to the system
+}
+
+// processMemory is the idleMemory of aguic serve.
+func processMemory() idleMemory {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	allocated := func() uint64 {
-		metrics.Read(sample)
-		return sample[0].Value.Uint64()
+	return idleMemory{
+		check: idleCheck,
+		allocated: func() uint64 {
+			metrics.Read(sample)
+			return sample[0].Value.Uint64()
+		},
+		free: debug.FreeOSMemory,
 	}
-	t := time.NewTicker(idleCheck)
+}
+
+// run looks every check whether the process idles, until ctx is done.
+func (m idleMemory) run(ctx context.Context) {
+	t := time.NewTicker(m.check)
 	defer t.Stop()
-	last, idle, returned := allocated(), 0, true
+	last, idle, returned := m.allocated(), 0, true
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		now := allocated()
+		now := m.allocated()
 		if now-last > idleAlloc {
 			idle, returned = 0, false
 		} else {
@@ -49,9 +64,9 @@ func returnIdleMemory(ctx context.Context) {
 		}
 		last = now
 		if idle >= idleRounds && !returned {
-			debug.FreeOSMemory()
+			m.free()
 			returned = true
-			last = allocated()
+			last = m.allocated()
 		}
 	}
 }
