@@ -15,9 +15,9 @@ import (
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 )
 
 // dataFlow wraps flow statements into a stateless workflow "w".

@@ -16,9 +16,9 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/aguic/aguic/internal/golden"
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 )
 
 // msgTurn is one request of a conversation after the first: a resume, and

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/internal/golden"
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/internal/aimock"
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 )
 
 // The tests of this file run the model node end to end: a workflow

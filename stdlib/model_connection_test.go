@@ -7,10 +7,10 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 )
 
 // brokenOnce is a provider whose connection breaks: before anything of

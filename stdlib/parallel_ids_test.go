@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/aguic/aguic/internal/vmtest"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
-	"github.com/aguic/aguic/vm/vmtest"
 )
 
 // TestParallelIDsAcrossTurns: the messages the branches of a parallel say
