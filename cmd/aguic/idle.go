@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
+
+	"github.com/aguic/aguic/internal/every"
 )
 
 // A burst of turns (conversations parking, a backlog recovered) grows the
@@ -45,17 +47,11 @@ func processMemory() idleMemory {
 	}
 }
 
-// run looks every check whether the process idles, until ctx is done.
-func (m idleMemory) run(ctx context.Context) {
-	t := time.NewTicker(m.check)
-	defer t.Stop()
+// start looks every check whether the process idles, from a goroutine of
+// its own, until ctx is done.
+func (m idleMemory) start(ctx context.Context) <-chan struct{} {
 	last, idle, returned := m.allocated(), 0, true
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	return every.Run(ctx, m.check, func() {
 		now := m.allocated()
 		if now-last > idleAlloc {
 			idle, returned = 0, false
@@ -68,5 +64,5 @@ func (m idleMemory) run(ctx context.Context) {
 			returned = true
 			last = m.allocated()
 		}
-	}
+	})
 }

@@ -26,7 +26,7 @@ func TestIdleMemory(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go m.run(ctx)
+	m.start(ctx)
 	// checks waits for n more looks at the allocations.
 	checks := func(n int) {
 		for range n {

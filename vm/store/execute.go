@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aguic/aguic/internal/every"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -295,26 +296,15 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 
 // renew keeps the lease alive until stop is called.
 func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration) (stop func()) {
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if nl, err := st.Renew(ctx, *l, ttl); err == nil {
-					*l = nl
-				}
-			}
+	ctx, cancel := context.WithCancel(ctx)
+	done := every.Run(ctx, ttl/3, func() {
+		if nl, err := st.Renew(ctx, *l, ttl); err == nil {
+			*l = nl
 		}
-	}()
+	})
 	return func() {
-		close(done)
-		<-finished
+		cancel()
+		<-done
 	}
 }
 

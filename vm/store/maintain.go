@@ -4,20 +4,22 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/aguic/aguic/internal/every"
 )
 
 // Maintain applies the retention policy r once before it returns, then
 // every interval until ctx ends, logging what it removed; the returned
 // channel closes when it stops. With a zero policy it does nothing and
 // returns a closed channel.
-func Maintain(ctx context.Context, st Store, r Retention, every time.Duration, log *slog.Logger) <-chan struct{} {
-	done := make(chan struct{})
+func Maintain(ctx context.Context, st Store, r Retention, interval time.Duration, log *slog.Logger) <-chan struct{} {
 	if r == (Retention{}) {
+		done := make(chan struct{})
 		close(done)
 		return done
 	}
-	if every <= 0 {
-		every = time.Hour
+	if interval <= 0 {
+		interval = time.Hour
 	}
 	if log == nil {
 		log = slog.Default()
@@ -32,18 +34,5 @@ func Maintain(ctx context.Context, st Store, r Retention, every time.Duration, l
 		}
 	}
 	sweep()
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				sweep()
-			}
-		}
-	}()
-	return done
+	return every.Run(ctx, interval, sweep)
 }

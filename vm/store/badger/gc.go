@@ -7,6 +7,8 @@ import (
 	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/aguic/aguic/internal/every"
 )
 
 // gcDiscardRatio is the share of garbage that makes a value-log file worth
@@ -45,31 +47,26 @@ func (s *Store) RunGC(ctx context.Context) (int, error) {
 // positive) in a goroutine until ctx is done or the store closed, and logs
 // its failures. The channel it returns is closed when the goroutine has
 // stopped.
-func (s *Store) StartGC(ctx context.Context, every time.Duration) <-chan struct{} {
-	if every <= 0 {
-		every = 10 * time.Minute
+func (s *Store) StartGC(ctx context.Context, interval time.Duration) <-chan struct{} {
+	if interval <= 0 {
+		interval = 10 * time.Minute
 	}
-	stopped := make(chan struct{})
+	// The loop ends with the store too.
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
-		defer close(stopped)
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.done:
-				return
-			case <-tick.C:
-				n, err := s.RunGC(ctx)
-				switch {
-				case err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed):
-					s.log.Warn("value-log gc failed", "dir", s.name, "err", err)
-				case n > 0:
-					s.log.Debug("value-log gc", "dir", s.name, "rewritten", n)
-				}
-			}
+		defer cancel()
+		select {
+		case <-s.done:
+		case <-ctx.Done():
 		}
 	}()
-	return stopped
+	return every.Run(ctx, interval, func() {
+		n, err := s.RunGC(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed):
+			s.log.Warn("value-log gc failed", "dir", s.name, "err", err)
+		case n > 0:
+			s.log.Debug("value-log gc", "dir", s.name, "rewritten", n)
+		}
+	})
 }
