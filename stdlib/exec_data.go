@@ -23,11 +23,7 @@ const maxResponseBody = 10 << 20
 
 // attachData sets the Exec of the state and activity kinds, http and call.
 func attachData(r *vm.Registry, opts Options) {
-	set := func(name string, exec vm.Exec) {
-		if k := r.Kind(name); k != nil {
-			k.Exec = exec
-		}
-	}
+	set := func(name string, exec vm.Exec) { attach(r, name, exec) }
 	p := statePaths{
 		state:    vm.ParsePath("$agent.state"),
 		hidden:   vm.ParsePath("$agent._hidden"),

@@ -28,10 +28,17 @@ func attachMessages(r *vm.Registry, opts Options) {
 		"interrupt":     execInterrupt,
 	}
 	for name, exec := range execs {
-		if k := r.Kind(name); k != nil {
-			k.Exec = exec
-		}
+		attach(r, name, exec)
 	}
+}
+
+// attach sets the Exec of the kind name, which kinds() must have defined.
+func attach(r *vm.Registry, name string, exec vm.Exec) {
+	k := r.Kind(name)
+	if k == nil {
+		panic(fmt.Sprintf("stdlib: no kind %q to attach an Exec to", name))
+	}
+	k.Exec = exec
 }
 
 // execSay sends one text message: TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT

@@ -64,13 +64,13 @@ import (
 // tool_calls every tool call of the node, arguments parsed when they are
 // JSON, and usage the sum over all provider calls.
 func attachModel(r *vm.Registry, opts Options) {
-	r.Kind("model").Exec = func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "model", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		m, err := newModelRun(c, opts)
 		if err != nil {
 			return vm.Step{}, err
 		}
 		return m.exec(ctx)
-	}
+	})
 }
 
 // modelStateVersion is the version of the modelState a suspended model

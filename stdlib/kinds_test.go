@@ -108,6 +108,9 @@ func TestKindDocs(t *testing.T) {
 			if k.Example == "" {
 				t.Error("no example")
 			}
+			if k.Exec == nil {
+				t.Error("no Exec: a node of the kind would fail only when it runs")
+			}
 			if k.Arg != nil {
 				checkSentence(t, fmt.Sprintf("argument %q", k.Arg.Name), k.Arg.Doc)
 			}
