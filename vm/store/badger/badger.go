@@ -171,7 +171,9 @@ const (
 
 // tuned returns Badger options for a small footprint: a small memtable
 // (two of them), small tables of one size at every level, small caches and
-// value-log files, two compactors and no metrics. Badger's defaults take
+// value-log files, two compactors and no metrics. The tables a close
+// flushes are compacted before it returns, rather than by the next open
+// while the server starts to serve. Badger's defaults take
 // about 90 MB of heap and 16 goroutines; these a fraction of it, bounded
 // whatever the size of the database. In memory there is no value log, and
 // a value may have up to 1 MiB.
@@ -201,6 +203,7 @@ func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
 		WithBlockCacheSize(8 << 20).
 		WithIndexCacheSize(4 << 20).
 		WithNumCompactors(2).
+		WithCompactL0OnClose(true).
 		WithNumGoroutines(2).
 		WithValueLogFileSize(valueLogFileSize)
 }
