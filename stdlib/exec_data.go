@@ -23,28 +23,27 @@ const maxResponseBody = 10 << 20
 
 // attachData sets the Exec of the state and activity kinds, http and call.
 func attachData(r *vm.Registry, opts Options) {
-	set := func(name string, exec vm.Exec) { attach(r, name, exec) }
 	p := statePaths{
 		state:    vm.ParsePath("$agent.state"),
 		hidden:   vm.ParsePath("$agent._hidden"),
 		baseline: vm.ParsePath("$agent._hidden.state"),
 	}
-	set("state sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "state sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execStateSync(c, p)
 	})
-	set("state snapshot", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "state snapshot", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execStateSnapshot(c, p)
 	})
-	set("state delta", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "state delta", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execStateDelta(c, p)
 	})
-	set("activity sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "activity sync", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execActivitySync(c)
 	})
-	set("activity snapshot", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "activity snapshot", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execActivitySnapshot(c)
 	})
-	set("activity delta", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "activity delta", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, execActivityDelta(c)
 	})
 	client := opts.HTTPClient
@@ -55,11 +54,11 @@ func attachData(r *vm.Registry, opts Options) {
 			client.Transport = t.Clone()
 		}
 	}
-	set("http", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "http", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		res, err := execHTTP(ctx, c, client)
 		return vm.Step{Result: res}, err
 	})
-	set("call", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	attach(r, "call", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		res, err := execCall(ctx, c)
 		return vm.Step{Result: res}, err
 	})

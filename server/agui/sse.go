@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/aguic/aguic/internal/every"
 )
 
 // SSEHeaders sets the response headers of an AG-UI event stream: the
@@ -86,24 +88,13 @@ func (s *SSEWriter) Ping() error {
 // done, a ping fails, or stop is called. stop returns once that goroutine
 // has ended, so that nothing is written after it; calling it again does
 // nothing.
-func (s *SSEWriter) KeepAlive(ctx context.Context, every time.Duration) (stop func()) {
+func (s *SSEWriter) KeepAlive(ctx context.Context, interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if s.Ping() != nil {
-					return
-				}
-			}
+	done := every.Run(ctx, interval, func() {
+		if s.Ping() != nil {
+			cancel()
 		}
-	}()
+	})
 	return func() {
 		cancel()
 		<-done

@@ -189,12 +189,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 
 // Sync makes the turn's input durable now, if it is not yet (see
 // Request.OnDurable). Safe to call while the turn runs.
-func (t *Turn) Sync() error {
-	if t.j.durable.Load() {
-		return nil
-	}
-	return t.j.sync()
-}
+func (t *Turn) Sync() error { return t.j.Effect() }
 
 // storedSizes returns the sizes of what the store keeps of a thread's
 // frame: its frame's, then each delta's.

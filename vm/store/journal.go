@@ -188,29 +188,19 @@ func (j *Journal) Checkpoint(f *vm.Frame) error {
 }
 
 // Effect makes the run's start durable, unless it is already, before a
-// node that is not pure runs.
+// node that is not pure runs. Safe to call beside the run's own calls
+// (Turn.Sync does).
 func (j *Journal) Effect() error {
 	if j.durable.Load() {
 		return nil
 	}
-	return j.sync()
-}
-
-// sync makes everything the run committed durable. Safe to call beside
-// the run's own calls.
-func (j *Journal) sync() error {
 	if err := j.store.Sync(j.ctx); err != nil {
 		return fmt.Errorf("sync run %s: %w", j.run.ID, err)
 	}
-	j.madeDurable()
-	return nil
-}
-
-// madeDurable notes that the run's start is durable, and says so once.
-func (j *Journal) madeDurable() {
 	if j.durable.CompareAndSwap(false, true) && j.onDurable != nil {
 		j.onDurable()
 	}
+	return nil
 }
 
 // Finish commits the run's end: the last events, the run's deltas replaced

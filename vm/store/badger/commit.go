@@ -58,8 +58,8 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		return fail(err)
 	}
 	if syncs {
-		if err := s.syncs.run(true, s.logs.sync); err != nil {
-			return fail(fmt.Errorf("sync: %w", err))
+		if err := s.sync(true); err != nil {
+			return fail(err)
 		}
 	}
 	return out, nil
@@ -71,17 +71,18 @@ func (s *Store) Sync(ctx context.Context) error {
 		return fmt.Errorf("sync: %w", err)
 	}
 	defer s.leave()
-	return s.sync()
+	return s.sync(false)
 }
 
 // sync makes what the store wrote so far durable: on disk, without
 // SyncWrites, it syncs Badger's logs, in a round shared with concurrent
-// callers.
-func (s *Store) sync() error {
+// callers. announced says that the caller is a commit that announced
+// itself to the round (syncGroup.writingOne).
+func (s *Store) sync(announced bool) error {
 	if s.logs == nil {
 		return nil
 	}
-	if err := s.syncs.run(false, s.logs.sync); err != nil {
+	if err := s.syncs.run(announced, s.logs.sync); err != nil {
 		return fmt.Errorf("sync: %w", err)
 	}
 	return nil

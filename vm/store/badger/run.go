@@ -56,7 +56,7 @@ func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
 		return s.putRun(txn, tk, h.Gen, &r, true)
 	})
 	if err == nil {
-		err = s.sync() // the client is told the run is queued: it must survive
+		err = s.sync(false) // the client is told the run is queued: it must survive
 	}
 	if err != nil {
 		return fail(err)
