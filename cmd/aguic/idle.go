@@ -2,28 +2,32 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
 
 	"github.com/aguic/aguic/internal/every"
+	"github.com/aguic/aguic/vm/store/badger"
 )
 
 // A burst of turns (conversations parking, a backlog recovered) grows the
 // heap, and Badger's pooled table builders with it, and Go keeps what it
-// freed for the next burst. Once the process idles, an idleMemory gives it
-// back to the system, so that the memory of a server at rest follows what
-// it holds, not the largest burst it served.
+// freed for the next burst; the pages of Badger's files that the burst
+// read or wrote stay mapped in the process. Once the process idles, an
+// idleMemory gives both back to the system, so that the memory of a server
+// at rest follows what it holds, not the largest burst it served nor the
+// size of its data.
 const (
 	// idleCheck is how often the process looks whether it idles.
-	idleCheck = 10 * time.Second
+	idleCheck = 5 * time.Second
 	// idleAlloc is what the process may allocate in an idleCheck and
 	// still count as idle.
 	idleAlloc = 4 << 20
 	// idleRounds is how many idle checks in a row it takes before the
-	// memory is returned: Badger frees a pooled builder for every two
-	// seconds in which it builds no table.
-	idleRounds = 3
+	// memory is returned: Badger frees one of its (up to eight) pooled
+	// table builders for every two seconds in which it builds no table.
+	idleRounds = 4
 )
 
 // idleMemory returns freed memory to the system once after each busy
@@ -34,8 +38,10 @@ type idleMemory struct {
 	free      func()        // returns freed memory to the system
 }
 
-// processMemory is the idleMemory of aguic serve.
-func processMemory() idleMemory {
+// processMemory is the idleMemory of aguic serve: it returns the heap's
+// free memory, and has the store give back the pages of its files that it
+// holds in memory.
+func processMemory(st *badger.Store, log *slog.Logger) idleMemory {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	return idleMemory{
 		check: idleCheck,
@@ -43,7 +49,12 @@ func processMemory() idleMemory {
 			metrics.Read(sample)
 			return sample[0].Value.Uint64()
 		},
-		free: debug.FreeOSMemory,
+		free: func() {
+			debug.FreeOSMemory()
+			if err := st.ReleaseMemory(); err != nil {
+				log.Warn("idle", "error", err)
+			}
+		},
 	}
 }
 

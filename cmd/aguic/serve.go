@@ -330,7 +330,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	defer stopMaintaining()
 	maintained := store.Maintain(maintainCtx, st, o.retention, time.Hour, log)
 	gcDone := st.StartGC(maintainCtx, 10*time.Minute)
-	processMemory().start(maintainCtx)
+	processMemory(st, log).start(maintainCtx)
 
 	// Runs a crash left unfinished are claimed before the server listens,
 	// so that no request starts a run on their threads (it is answered

@@ -260,6 +260,23 @@ func isEmpty(txn *badgerdb.Txn) (bool, error) {
 	return true, nil
 }
 
+// ReleaseMemory asks the kernel to take back the pages of the store's
+// files that the process holds resident: Badger maps its tables and logs
+// into memory, and what it read or wrote of them stays resident until the
+// kernel needs the memory. A server calls it when it idles, so that its
+// RSS follows what it holds in memory rather than the size of the data
+// directory; what is read next comes from the page cache or the disk.
+// It does nothing for a store in memory, and on systems other than Linux.
+func (s *Store) ReleaseMemory() error {
+	if s.db.Opts().InMemory {
+		return nil
+	}
+	if _, err := releaseMapped(s.name); err != nil {
+		return fmt.Errorf("release the mapped pages of %s: %w", s.name, err)
+	}
+	return nil
+}
+
 // Close closes the database, after the operations under way.
 func (s *Store) Close() error {
 	s.mu.Lock()
