@@ -47,9 +47,17 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		if !sl.held(l) {
 			return store.ErrLeaseLost
 		}
-		return s.update(ctx, func(txn *badgerdb.Txn) error {
-			return s.commit(txn, tk, l.Key, &c, &out)
+		var h header
+		err := s.update(ctx, func(txn *badgerdb.Txn) error {
+			return s.commit(txn, tk, &c, sl.head, &h)
 		})
+		if err != nil {
+			sl.head = nil
+			return err
+		}
+		sl.head = &h
+		out = thread(l.Key, &h)
+		return nil
 	})
 	if err != nil {
 		if syncs {
@@ -88,15 +96,22 @@ func (s *Store) sync(announced bool) error {
 	return nil
 }
 
-// commit writes c to thread tk in txn and sets out to the thread as it is
-// after it.
-func (s *Store) commit(txn *badgerdb.Txn, tk []byte, k store.Key, c *store.Commit, out *store.Thread) error {
-	h, found, err := readHeader(txn, tk)
-	if err != nil {
-		return err
-	}
-	if !found { // the lease goes with the thread: not reached
-		return store.ErrLeaseLost
+// commit writes c to thread tk in txn and sets out to the thread's header
+// after it. head is the header before it when the thread's slot holds it,
+// nil when it is to be read.
+func (s *Store) commit(txn *badgerdb.Txn, tk []byte, c *store.Commit, head *header, out *header) error {
+	var h header
+	if head != nil {
+		h = *head
+	} else {
+		var found bool
+		var err error
+		if h, found, err = readHeader(txn, tk); err != nil {
+			return err
+		}
+		if !found { // the lease goes with the thread: not reached
+			return store.ErrLeaseLost
+		}
 	}
 	if c.Expect != 0 && c.Expect != h.Version {
 		return fmt.Errorf("%w: version %d, expected %d", store.ErrConflict, h.Version, c.Expect)
@@ -137,7 +152,7 @@ func (s *Store) commit(txn *badgerdb.Txn, tk []byte, k store.Key, c *store.Commi
 	if err := s.set(txn, key(prefixThread, tk), encodeHeader(&h)); err != nil {
 		return err
 	}
-	*out = thread(k, &h)
+	*out = h
 	return nil
 }
 

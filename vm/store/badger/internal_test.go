@@ -412,3 +412,37 @@ func TestLeaseRecordsDropped(t *testing.T) {
 		t.Errorf("Acquire after the restart: %v", err)
 	}
 }
+
+// TestCommitAfterSweep: a commit under a lease held while Sweep trimmed
+// the thread keeps what the sweep changed in the thread's header (a commit
+// writes the header its thread's slot holds, which Sweep must not leave
+// stale).
+func TestCommitAfterSweep(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := store.Key{Thread: "a"}
+	l, err := s.Acquire(ctx, k, "o", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commit(ctx, l, store.Commit{Events: make([]store.Event, 100)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Sweep(ctx, store.Retention{MaxEvents: 10}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	th, err := s.Commit(ctx, l, store.Commit{Events: make([]store.Event, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.FirstSeq != 91 || th.LastSeq != 101 {
+		t.Errorf("after the sweep and a commit: events %d to %d, want 91 to 101", th.FirstSeq, th.LastSeq)
+	}
+	if _, err := s.Events(ctx, k, 89, 0); !errors.Is(err, store.ErrExpired) {
+		t.Errorf("Events(after 89): %v, want ErrExpired", err)
+	}
+}

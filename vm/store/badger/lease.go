@@ -43,6 +43,11 @@ type slot struct {
 	owner   string // "" when the lease is free
 	token   uint64
 	expires time.Time
+	// head, when not nil, is the thread's header as the last transaction
+	// made under the slot left it. Every transaction that writes a header
+	// runs under its thread's slot and sets or clears head, so a commit
+	// under a held lease need not read the header again.
+	head *header
 }
 
 // with runs fn on the slot of thread tk, locked, and drops the slot when fn
@@ -140,12 +145,12 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 		if sl.owner != "" && sl.owner != owner && sl.expires.After(now) {
 			return store.ErrBusy
 		}
-		version, err := s.ensureThread(ctx, tk, now)
+		h, err := s.ensureThread(ctx, tk, sl, now)
 		if err != nil {
 			return err
 		}
 		sl.owner, sl.token, sl.expires = owner, s.leases.last.Add(1), now.Add(ttl)
-		out = store.Lease{Key: k, Owner: owner, Token: sl.token, Expires: sl.expires, Version: version}
+		out = store.Lease{Key: k, Owner: owner, Token: sl.token, Expires: sl.expires, Version: h.Version}
 		return nil
 	})
 	if err != nil {
@@ -154,27 +159,33 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 	return out, nil
 }
 
-// ensureThread returns the Version of thread tk, creating the thread when
-// it does not exist.
-func (s *Store) ensureThread(ctx context.Context, tk []byte, now time.Time) (uint64, error) {
+// ensureThread returns the header of thread tk, creating the thread when
+// it does not exist, and keeps it in the thread's slot sl.
+func (s *Store) ensureThread(ctx context.Context, tk []byte, sl *slot, now time.Time) (header, error) {
+	if sl.head != nil {
+		return *sl.head, nil
+	}
 	var h header
 	var found bool
 	err := s.db.View(func(txn *badgerdb.Txn) (err error) {
 		h, found, err = readHeader(txn, tk)
 		return err
 	})
-	if err != nil || found {
-		return h.Version, err
+	if err == nil && !found {
+		err = s.update(ctx, func(txn *badgerdb.Txn) (err error) {
+			if h, found, err = readHeader(txn, tk); err != nil || found {
+				return err
+			}
+			// A generation larger than every commit timestamp so far.
+			h = header{Gen: txn.ReadTs() + 1, Created: now, Updated: now}
+			return txn.Set(key(prefixThread, tk), encodeHeader(&h))
+		})
 	}
-	err = s.update(ctx, func(txn *badgerdb.Txn) (err error) {
-		if h, found, err = readHeader(txn, tk); err != nil || found {
-			return err
-		}
-		// A generation larger than every commit timestamp so far.
-		h = header{Gen: txn.ReadTs() + 1, Created: now, Updated: now}
-		return txn.Set(key(prefixThread, tk), encodeHeader(&h))
-	})
-	return h.Version, err
+	if err != nil {
+		return header{}, err
+	}
+	sl.head = &h
+	return h, nil
 }
 
 // Renew extends the lease to now+ttl while it is the thread's current one.

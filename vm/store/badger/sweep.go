@@ -124,6 +124,7 @@ func (s *Store) expire(ctx context.Context, k store.Key, r store.Retention, now 
 		if deleted && err == nil {
 			sl.owner = "" // the lease goes with the thread
 		}
+		sl.head = nil
 		return err
 	})
 	if err != nil || !deleted {
@@ -140,18 +141,21 @@ func (s *Store) trim(ctx context.Context, k store.Key, h *header, keep int) (int
 	tk := threadKey(k)
 	gen, first := h.Gen, h.FirstSeq
 	if h.LastSeq-h.FirstSeq >= uint64(keep) && h.FirstSeq > 0 {
-		err := s.update(ctx, func(txn *badgerdb.Txn) error {
-			h, found, err := readHeader(txn, tk)
-			if err != nil || !found {
-				return err
-			}
-			gen, first = h.Gen, h.FirstSeq
-			if h.LastSeq-h.FirstSeq < uint64(keep) {
-				return nil
-			}
-			h.FirstSeq = h.LastSeq - uint64(keep) + 1
-			first = h.FirstSeq
-			return txn.Set(key(prefixThread, tk), encodeHeader(&h))
+		err := s.leases.with(tk, func(sl *slot) error {
+			sl.head = nil
+			return s.update(ctx, func(txn *badgerdb.Txn) error {
+				h, found, err := readHeader(txn, tk)
+				if err != nil || !found {
+					return err
+				}
+				gen, first = h.Gen, h.FirstSeq
+				if h.LastSeq-h.FirstSeq < uint64(keep) {
+					return nil
+				}
+				h.FirstSeq = h.LastSeq - uint64(keep) + 1
+				first = h.FirstSeq
+				return txn.Set(key(prefixThread, tk), encodeHeader(&h))
+			})
 		})
 		if err != nil {
 			return 0, err

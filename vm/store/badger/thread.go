@@ -124,6 +124,7 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 		if err == nil {
 			sl.owner = "" // the lease goes with the thread
 		}
+		sl.head = nil
 		return err
 	})
 	if err == nil {
