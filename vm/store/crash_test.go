@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,20 +175,25 @@ func (w *crashWorld) load(ctx context.Context, hash string) (*vm.Machine, error)
 var crashKey = store.Key{Scope: "s", Workflow: "chat", Thread: "t1"}
 
 // turn sends turn i as a client would: Begin, then Run. acked is true when
-// the run began (the client saw RUN_STARTED).
+// the client saw RUN_STARTED, which a server sends once the turn is
+// durable: at OnDurable, or when Run returns.
 func (w *crashWorld) turn(st store.Store, i int) (acked bool, err error) {
 	ctx := context.Background()
+	var durable atomic.Bool
 	req := store.Request{
 		Key: crashKey, Owner: fmt.Sprintf("server/%d", i), TTL: time.Hour, RunID: fmt.Sprintf("run-%d", i),
 		Machine: w.m, Bundle: w.bundle, Load: w.load,
-		Resume: &vm.Resume{Agent: map[string]any{"said": fmt.Sprintf("m%d", i)}},
+		Resume:    &vm.Resume{Agent: map[string]any{"said": fmt.Sprintf("m%d", i)}},
+		OnDurable: func() { durable.Store(true) },
 	}
 	t, err := store.Begin(ctx, st, req)
 	if err != nil {
 		return false, err
 	}
-	_, _, err = t.Run(ctx)
-	return true, err
+	if _, _, err = t.Run(ctx); err == nil {
+		return true, nil
+	}
+	return durable.Load(), err
 }
 
 // history is what the store holds of the conversation: its events' data
@@ -305,12 +311,13 @@ func TestCrashAtEveryCommit(t *testing.T) {
 }
 
 // TestCrashBeforeTheFirstCheckpoint: a run cut before it saved anything
-// runs again with the turn's own input, on a new thread and on one that
-// waits.
+// but its start runs again with the turn's own input, on a new thread and
+// on one that waits. A run cut before its start was written leaves
+// nothing: the client, told nothing of it, sends it again.
 func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	w := newCrashWorld(t)
 	ctx := context.Background()
-	begin := func(i int) *store.Turn {
+	begin := func(i int, told bool) *store.Turn {
 		t.Helper()
 		turn, err := store.Begin(ctx, w.base, store.Request{
 			Key: crashKey, Owner: "dead", TTL: time.Hour, RunID: fmt.Sprintf("run-%d", i),
@@ -320,22 +327,32 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if told { // the server sends RUN_STARTED once the start is durable
+			if err := turn.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
 		return turn
 	}
-	recover := func() {
+	recover := func(want int) {
 		t.Helper()
 		w.restart(t)
 		got, err := store.Recover(ctx, w.base, "recovery", time.Hour, w.load)
-		if err != nil || len(got) != 1 || got[0].Err != nil {
-			t.Fatalf("Recover: %+v, %v", got, err)
+		if err != nil || len(got) != want || want > 0 && got[0].Err != nil {
+			t.Fatalf("Recover: %+v, %v; want %d runs recovered", got, err, want)
 		}
 	}
-	begin(1).Abandon()
-	recover()
+	begin(1, false).Abandon()
+	recover(0)
+	if _, err := w.base.Run(ctx, crashKey, "run-1"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the run cut before its start was written: %v, want ErrNotFound", err)
+	}
+	begin(1, true).Abandon()
+	recover(1)
 	if _, err := w.turn(w.base, 2); err != nil {
 		t.Fatal(err)
 	}
-	begin(3).Abandon()
+	begin(3, true).Abandon()
 	// Until it is recovered, no other run starts on the thread.
 	if _, err := store.Begin(ctx, w.base, store.Request{Key: crashKey, Owner: "other", RunID: "run-x", Machine: w.m, Load: w.load}); !errors.Is(err, store.ErrBusy) {
 		t.Errorf("a run beside a crashed one whose lease is held: %v, want ErrBusy", err)
@@ -344,7 +361,7 @@ func TestCrashBeforeTheFirstCheckpoint(t *testing.T) {
 	if _, err := store.Begin(ctx, w.base, store.Request{Key: crashKey, Owner: "other", RunID: "run-x", Machine: w.m, Load: w.load}); !errors.Is(err, store.ErrInterrupted) {
 		t.Errorf("a run beside a crashed one not recovered yet: %v, want ErrInterrupted", err)
 	}
-	recover()
+	recover(1)
 	_, c := w.history(t)
 	if said := c["said"]; !vm.Equal(said, []any{"m1", "m2", "m3"}) {
 		t.Errorf("the turns the conversation took: %v, want m1 m2 m3", said)
@@ -392,6 +409,9 @@ func TestQueuedRunsRecoverInOrder(t *testing.T) {
 	}
 	turn, err := store.Begin(ctx, w.base, req(2))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := turn.Sync(); err != nil { // the client was told it started
 		t.Fatal(err)
 	}
 	turn.Abandon()

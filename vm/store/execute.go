@@ -44,7 +44,7 @@ type Request struct {
 	// vm.NodeObserver it also learns when each node of the main flow
 	// starts and ends (not stored).
 	Live vm.Sink
-	// OnDurable, when not nil, is called once the turn's input is durable
+	// OnDurable, when not nil, is called once the turn's start is durable
 	// (a power loss cannot lose it), when that happens before the run
 	// ends: before the run's first node that is not pure, or at Turn.Sync.
 	// It may be called from another goroutine than the run's. A turn that
@@ -53,8 +53,8 @@ type Request struct {
 	Now       func() time.Time
 }
 
-// Turn is a run that has begun: its input is written ahead, the thread is
-// marked running, and its lease is held and renewed until Run returns.
+// Turn is a run that has begun: its frame is loaded, and its lease is held
+// and renewed until Run returns.
 type Turn struct {
 	st      Store
 	lease   Lease
@@ -71,14 +71,18 @@ type Turn struct {
 var ErrInterrupted = errors.New("the thread's last run was interrupted and is being recovered")
 
 // Begin takes the thread's lease unless the caller holds it (ErrBusy when
-// another run holds it), loads the thread's frame on the program version it
-// is pinned to (or starts a new frame on the current one), and commits the
-// start of the run: the run record with the turn's input, written ahead, and
-// the thread marked running. When Begin returns, the turn survives a crash
-// of the process: recovery runs it with exactly this input. The commit is
-// lazy: the turn survives a power loss once it is durable (see
-// Request.OnDurable), which is before anything it does reaches the world.
+// another run holds it), and loads the thread's frame on the program
+// version it is pinned to (or starts a new frame on the current one).
 // ErrRunExists when the thread has a run with req.RunID already.
+//
+// Begin writes nothing. The run's start (the run record with the turn's
+// input, written ahead, and the thread marked running) is committed and
+// synced before the run's first node that is not pure, or at Turn.Sync;
+// from then on the turn survives a crash, and recovery runs it with exactly
+// that input (see Request.OnDurable). A turn of pure nodes alone is
+// committed once, at its end, start and end together: a crash before
+// leaves the thread as the turn found it, and nothing of the turn was told
+// or done outside.
 func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	ttl := req.TTL
 	if ttl <= 0 {
@@ -145,10 +149,6 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 		}
 		sizes = []int{len(base)}
 	}
-	input, err := json.Marshal(in)
-	if err != nil {
-		return fail(fmt.Errorf("store the input of run %s: %w", req.RunID, err))
-	}
 	if len(bundle) > 0 {
 		if err := st.PutSource(held, hash, bundle); err != nil {
 			return fail(fmt.Errorf("store the program: %w", err))
@@ -158,7 +158,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	if now == nil {
 		now = time.Now
 	}
-	run := Run{ID: req.RunID, Key: req.Key, Status: Running, Started: now(), Input: input}
+	run := Run{ID: req.RunID, Key: req.Key, Status: Running, Started: now()}
 	if req.Queued {
 		q, err := st.Run(ctx, req.Key, req.RunID)
 		if err != nil {
@@ -168,27 +168,28 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 			return fail(fmt.Errorf("start queued run %s: %w", req.RunID, ErrRunExists))
 		}
 	}
-	runRec := run
-	started, err := st.Commit(held, jl, Commit{
-		Checkpoint: &Thread{Status: Running, Hash: hash, Frame: base, RunID: run.ID},
-		Run:        &runRec,
-		NewRun:     !req.Queued,
-		Lazy:       true,
-	})
-	if err != nil {
-		return fail(fmt.Errorf("start run %s: %w", run.ID, err))
+	if !req.Queued {
+		// The commit of the run's start or end checks it again.
+		switch _, err := st.Run(ctx, req.Key, req.RunID); {
+		case err == nil:
+			return fail(fmt.Errorf("start run %s: %w", run.ID, ErrRunExists))
+		case !errors.Is(err, ErrNotFound):
+			return fail(fmt.Errorf("start run %s: %w", run.ID, err))
+		}
 	}
 	t.m, t.resume = m, req.Resume
 	t.f.Track()
 	t.j = newJournal(held, st, jl, run, hash, in, sizes, req.Live, now)
-	t.j.thread, t.j.frames = started, req.Frames
+	th.Frame, th.Deltas = nil, nil
+	t.j.thread, t.j.frames = th, req.Frames
+	t.j.start = &start{frame: base, queued: req.Queued}
 	t.j.undo = t.f.UndoDelta
 	t.j.onDurable = req.OnDurable
 	return t, nil
 }
 
-// Sync makes the turn's input durable now, if it is not yet (see
-// Request.OnDurable). Safe to call while the turn runs.
+// Sync writes the turn's start and makes it durable now, if it is not yet
+// (see Request.OnDurable). Safe to call while the turn runs.
 func (t *Turn) Sync() error { return t.j.Effect() }
 
 // storedSizes returns the sizes of what the store keeps of a thread's

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,21 +23,24 @@ import (
 //
 // What a run writes, and when:
 //
-//   - its start (Begin): the run record with the turn's input, and the
-//     thread marked running, lazily;
 //   - before the first node that is not pure (a model, HTTP or tool
-//     call) runs: a sync, so that nothing the turn does reaches the world
-//     before its input is durable (Effect);
+//     call) runs, or when the turn is to be made durable early
+//     (Turn.Sync): its start, the run record with the turn's input and
+//     the thread marked running, synced, so that nothing the turn does
+//     reaches the world before its input is durable (Effect);
 //   - after each node that is not pure: the frame's delta since the last
 //     checkpoint and the events since, lazily;
 //   - its end (Finish): the run's deltas replaced by one delta of all it
 //     changed (or the whole frame, when the deltas have grown past it),
-//     the last events, the outcome, synced.
+//     the last events, the outcome, synced; with the start when it was not
+//     written before.
 //
 // The turn is durable from the first sync on, and its OnDurable callback
 // learns it then: a server sends nothing of the turn before. A turn that
-// runs only pure nodes is thus synced once, at its end, and its events go
-// out all at once when it ends.
+// runs only pure nodes is thus one commit, synced, at its end, like a
+// database transaction: a crash before it leaves the thread as the turn
+// found it, with nothing of the turn told to anyone or done outside, and
+// the client sends the turn again.
 //
 // The journal holds the run's lease but does not renew or release it.
 type Journal struct {
@@ -63,11 +67,24 @@ type Journal struct {
 	hide   []string // tool calls to hide from replay
 	thread Thread
 
+	// start, while not nil, is the run's start, not written yet; begin
+	// writes it, or Finish with the run's end. startMu is held while it
+	// is written, since Turn.Sync may write it beside the run.
+	startMu sync.Mutex
+	start   *start
+
 	// durable is set once the run's start is durable (after a sync, or
 	// the commit of the run's end); onDurable, when not nil, is called at
 	// a sync before the run's end.
 	durable   atomic.Bool
 	onDurable func()
+}
+
+// start is what the commit of a run's start writes besides the run record
+// and its input.
+type start struct {
+	frame  []byte // a new frame, written as the thread's frame; nil to keep the thread's
+	queued bool   // the run record exists already, queued
 }
 
 // turnInput is a run's Input: what recovery needs to run the turn again
@@ -180,6 +197,9 @@ func joins(last, e vm.Event) bool {
 // commit. Lazy: a process crash loses nothing, and the run's end is synced
 // (Finish); after a power cut, recovery runs the lost nodes again.
 func (j *Journal) Checkpoint(f *vm.Frame) error {
+	if err := j.begin(); err != nil {
+		return err
+	}
 	d, err := f.Delta()
 	if err != nil {
 		return err
@@ -194,6 +214,9 @@ func (j *Journal) Effect() error {
 	if j.durable.Load() {
 		return nil
 	}
+	if err := j.begin(); err != nil {
+		return err
+	}
 	if err := j.store.Sync(j.ctx); err != nil {
 		return fmt.Errorf("sync run %s: %w", j.run.ID, err)
 	}
@@ -203,12 +226,51 @@ func (j *Journal) Effect() error {
 	return nil
 }
 
+// begin commits the run's start, lazily, unless it is written already.
+// It leaves j.thread to the run's own commits: the start adds no event.
+func (j *Journal) begin() error {
+	j.startMu.Lock()
+	defer j.startMu.Unlock()
+	if j.start == nil {
+		return nil
+	}
+	c, err := j.startCommit()
+	if err != nil {
+		return err
+	}
+	c.Lazy = true
+	if _, err := j.store.Commit(j.ctx, j.lease, c); err != nil {
+		return fmt.Errorf("start run %s: %w", j.run.ID, err)
+	}
+	j.start = nil
+	return nil
+}
+
+// startCommit is the commit of the run's start: the run record with the
+// turn's input, written ahead, and the thread marked running.
+func (j *Journal) startCommit() (Commit, error) {
+	input, err := json.Marshal(j.input)
+	if err != nil {
+		return Commit{}, fmt.Errorf("store the input of run %s: %w", j.run.ID, err)
+	}
+	run := j.run
+	run.Input = input
+	return Commit{
+		Checkpoint: &Thread{Status: Running, Hash: j.hash, Frame: j.start.frame, RunID: run.ID},
+		Run:        &run,
+		NewRun:     !j.start.queued,
+	}, nil
+}
+
 // Finish commits the run's end: the last events, the run's deltas replaced
 // by one (or the whole frame), what a suspended run waits for, and the
 // run's outcome. A failed or cancelled run leaves the thread's frame as the
 // run found it, so the conversation stays where it was: a client may send
 // the turn again, or another.
 func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
+	// A Turn.Sync beside waits for the end, which makes the turn durable.
+	j.startMu.Lock()
+	defer j.startMu.Unlock()
 	status := statusOf(o.Status)
 	cp := &Thread{Status: status, Hash: j.hash, RunID: j.run.ID}
 	c := Commit{Checkpoint: cp}
@@ -244,11 +306,22 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			c.Trim, c.Keep, c.Delta = true, len(j.sizes), d
 		}
 	}
+	if st := j.start; st != nil {
+		// The run's start was not written: the end writes it, without the
+		// input, which only recovery of a run cut short reads.
+		c.NewRun = !st.queued
+		if st.frame != nil && cp.Frame == nil {
+			cp.Frame = st.frame // the new frame, which c.Delta changes
+		}
+	}
 	keep := func() {
 		// The next run of the thread starts from f, as the store now has it.
-		next := &cached{th: j.thread, frame: f, base: j.base, sizes: append(slices.Clip(j.sizes), len(c.Delta))}
+		next := &cached{th: j.thread, frame: f, base: j.base, sizes: slices.Clip(j.sizes)}
 		if cp.Frame != nil {
 			next.base, next.sizes = len(cp.Frame), nil
+		}
+		if c.Delta != nil {
+			next.sizes = append(next.sizes, len(c.Delta))
 		}
 		j.frames.put(next)
 	}
@@ -268,6 +341,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 		j.frames.drop(j.lease.Key)
 		return err
 	}
+	j.start = nil
 	if o.Status == vm.Failed || o.Status == vm.Cancelled {
 		j.frames.drop(j.lease.Key)
 	} else {
