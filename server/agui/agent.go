@@ -257,6 +257,9 @@ func imageValues(images []llm.Image) []any {
 
 // tree converts a message into the JSON tree the context holds.
 func tree(m Message) any {
+	if t, ok := plainTree(m); ok {
+		return t
+	}
 	data, err := json.Marshal(m)
 	if err != nil {
 		return vm.Normalize(map[string]any{"id": m.ID, "role": m.Role})
@@ -266,6 +269,29 @@ func tree(m Message) any {
 		return nil
 	}
 	return vm.Normalize(v)
+}
+
+// plainTree is tree for a message whose fields are all strings (text
+// content, no tool calls, metadata or keys of newer protocol versions),
+// built without going through JSON; ok is false for other messages.
+func plainTree(m Message) (t map[string]any, ok bool) {
+	if m.ToolCalls != nil || m.Metadata != nil || len(m.Extra) > 0 || m.Role == RoleActivity ||
+		m.Content != nil && !m.Content.IsText() {
+		return nil, false
+	}
+	t = map[string]any{"id": m.ID, "role": m.Role}
+	if m.Content != nil {
+		t["content"] = m.Content.Text
+	}
+	for _, f := range [...]struct{ key, value string }{
+		{"name", m.Name}, {"toolCallId", m.ToolCallID}, {"error", m.Error}, {"activityType", m.ActivityType},
+		{"encryptedValue", m.EncryptedValue}, {"subagentRunId", m.SubagentRunID},
+	} {
+		if f.value != "" {
+			t[f.key] = f.value
+		}
+	}
+	return t, true
 }
 
 // parseJSON parses s when it is non-empty JSON.

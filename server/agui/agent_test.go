@@ -316,3 +316,42 @@ func TestBuildAgentErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainTree: a message whose fields are all strings becomes the same
+// tree built directly as through its JSON.
+func TestPlainTree(t *testing.T) {
+	msgs := messages(t, `[
+		{"id": "1", "role": "user", "content": "hi"},
+		{"id": "2", "role": "user", "content": "", "name": "ann"},
+		{"id": "3", "role": "assistant"},
+		{"id": "4", "role": "assistant", "content": "ok", "encryptedValue": "e"},
+		{"id": "5", "role": "tool", "content": "{\"a\":1}", "toolCallId": "c1", "error": "no"},
+		{"id": "6", "role": "developer", "content": "x", "subagentRunId": "r"},
+		{"id": "7", "role": "system", "content": "s"}
+	]`)
+	for _, m := range msgs {
+		got, ok := plainTree(m)
+		if !ok {
+			t.Errorf("message %s: not plain", m.ID)
+			continue
+		}
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := jsonTree(t, string(data)); !vm.Equal(vm.Normalize(got), want) || !vm.Equal(got, want) {
+			t.Errorf("message %s: %v, want %v", m.ID, got, want)
+		}
+	}
+	for _, m := range messages(t, `[
+		{"id": "1", "role": "user", "content": [{"type": "text", "text": "hi"}]},
+		{"id": "2", "role": "assistant", "toolCalls": []},
+		{"id": "3", "role": "user", "content": "hi", "metadata": {}},
+		{"id": "4", "role": "user", "content": "hi", "later": 1},
+		{"id": "5", "role": "activity", "activityType": "PLAN", "content": {}}
+	]`) {
+		if _, ok := plainTree(m); ok {
+			t.Errorf("message %s is taken as plain", m.ID)
+		}
+	}
+}

@@ -78,6 +78,23 @@ func (ls *leases) with(tk []byte, fn func(*slot) error) error {
 	}
 }
 
+// head returns the header of thread tk that its slot keeps, if a lease on
+// it is held and the slot has it.
+func (ls *leases) head(tk []byte) (h header, ok bool) {
+	ls.mu.Lock()
+	sl := ls.slots[string(tk)]
+	ls.mu.Unlock()
+	if sl == nil {
+		return header{}, false
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	if sl.gone || sl.owner == "" || sl.head == nil {
+		return header{}, false
+	}
+	return *sl.head, true
+}
+
 // held reports whether l is the slot's current lease.
 func (sl *slot) held(l store.Lease) bool {
 	return sl.owner != "" && sl.owner == l.Owner && sl.token == l.Token

@@ -19,12 +19,17 @@ func (s *Store) Run(ctx context.Context, k store.Key, id string) (store.Run, err
 	defer s.leave()
 	tk := threadKey(k)
 	var r store.Run
+	cached, known := s.leases.head(tk)
 	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, err := threadHeader(txn, tk)
-		if err != nil {
-			return err
+		h := cached
+		if !known {
+			var err error
+			if h, err = threadHeader(txn, tk); err != nil {
+				return err
+			}
 		}
 		var found bool
+		var err error
 		if r, found, err = readRun(txn, tk, h.Gen, id); err == nil && !found {
 			err = store.ErrNotFound
 		}
