@@ -173,14 +173,18 @@ func TestResumePurge(t *testing.T) {
 		}
 	}
 	commit("old", 7)
-	// Unlink as DeleteThread does, then "crash" before the purge.
+	// Unlink as DeleteThread does, under the thread's slot, then "crash"
+	// before the purge.
 	tk := threadKey(k)
-	if err := s.update(ctx, func(txn *badgerdb.Txn) error {
-		h, _, err := readHeader(txn, tk)
-		if err != nil {
-			return err
-		}
-		return unlink(txn, tk, h.Gen)
+	if err := s.leases.with(tk, func(sl *slot) error {
+		sl.head = nil
+		return s.update(ctx, func(txn *badgerdb.Txn) error {
+			h, _, err := readHeader(txn, tk)
+			if err != nil {
+				return err
+			}
+			return unlink(txn, tk, h.Gen)
+		})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -414,9 +418,9 @@ func TestLeaseRecordsDropped(t *testing.T) {
 }
 
 // TestCommitAfterSweep: a commit under a lease held while Sweep trimmed
-// the thread keeps what the sweep changed in the thread's header (a commit
-// writes the header its thread's slot holds, which Sweep must not leave
-// stale).
+// the thread, or under the next lease, keeps what the sweep changed in the
+// thread's header (a commit writes the header its thread's slot holds, or
+// the one kept from its last slot, which Sweep must not leave stale).
 func TestCommitAfterSweep(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(Options{InMemory: true})
@@ -444,5 +448,22 @@ func TestCommitAfterSweep(t *testing.T) {
 	}
 	if _, err := s.Events(ctx, k, 89, 0); !errors.Is(err, store.ErrExpired) {
 		t.Errorf("Events(after 89): %v, want ErrExpired", err)
+	}
+	// The same with the lease given back: the next lease starts from the
+	// header as the sweep left it.
+	if err := s.Release(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Sweep(ctx, store.Retention{MaxEvents: 5}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = s.Acquire(ctx, k, "o", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if th, err = s.Commit(ctx, l, store.Commit{Events: make([]store.Event, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if th.FirstSeq != 97 || th.LastSeq != 102 {
+		t.Errorf("after a sweep between two leases: events %d to %d, want 97 to 102", th.FirstSeq, th.LastSeq)
 	}
 }

@@ -30,8 +30,17 @@ import (
 type leases struct {
 	mu    sync.Mutex
 	slots map[string]*slot // by thread key; only slots in use
-	last  atomic.Uint64    // the last token granted
+	// recent holds the headers of threads whose slots were dropped
+	// lately, for the next slot of the thread to start with: a thread's
+	// next turn then reads nothing before its first write. At most
+	// recentHeaders; one taken out by a slot is back only when the slot is
+	// dropped again, so a header here is always the thread's current one.
+	recent map[string]header
+	last   atomic.Uint64 // the last token granted
 }
+
+// recentHeaders bounds leases.recent (a header takes about 200 bytes).
+const recentHeaders = 4096
 
 // slot is one thread's lease. Its mutex is held by every operation that
 // reads or changes the lease, and by a Commit for the whole of its
@@ -58,6 +67,10 @@ func (ls *leases) with(tk []byte, fn func(*slot) error) error {
 		sl := ls.slots[string(tk)]
 		if sl == nil {
 			sl = &slot{}
+			if h, ok := ls.recent[string(tk)]; ok {
+				sl.head = &h
+				delete(ls.recent, string(tk))
+			}
 			ls.slots[string(tk)] = sl
 		}
 		ls.mu.Unlock()
@@ -71,6 +84,15 @@ func (ls *leases) with(tk []byte, fn func(*slot) error) error {
 			sl.gone = true
 			ls.mu.Lock()
 			delete(ls.slots, string(tk))
+			if sl.head != nil {
+				if len(ls.recent) >= recentHeaders {
+					for k := range ls.recent { // one, at random
+						delete(ls.recent, k)
+						break
+					}
+				}
+				ls.recent[string(tk)] = *sl.head
+			}
 			ls.mu.Unlock()
 		}
 		sl.mu.Unlock()
@@ -123,7 +145,7 @@ func (s *Store) startTokens() error {
 	if err != nil {
 		return fmt.Errorf("lease tokens: %w", err)
 	}
-	s.leases = leases{slots: map[string]*slot{}}
+	s.leases = leases{slots: map[string]*slot{}, recent: map[string]header{}}
 	s.leases.last.Store(epoch << 40)
 	return nil
 }
