@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"time"
 
 	"github.com/aguic/aguic/internal/every"
@@ -20,18 +21,20 @@ import (
 // size of its data.
 const (
 	// idleCheck is how often the process looks whether it idles.
-	idleCheck = 5 * time.Second
+	idleCheck = 2 * time.Second
 	// idleAlloc is what the process may allocate in an idleCheck and
 	// still count as idle.
 	idleAlloc = 4 << 20
-	// idleRounds is how many idle checks in a row it takes before the
-	// memory is returned: Badger frees one of its (up to eight) pooled
-	// table builders for every two seconds in which it builds no table.
-	idleRounds = 4
 )
 
-// idleMemory returns freed memory to the system once after each busy
-// period that the process idles after.
+// idleFrees are the numbers of idle checks in a row after a burst at which
+// the memory is returned: soon, and again once Badger has freed its pooled
+// table builders (one of its up to eight for every two seconds in which
+// it builds no table).
+var idleFrees = []int{2, 10}
+
+// idleMemory returns freed memory to the system after each busy period
+// that the process idles after, at idleFrees.
 type idleMemory struct {
 	check     time.Duration
 	allocated func() uint64 // the bytes allocated since the process started
@@ -61,19 +64,19 @@ func processMemory(st *badger.Store, log *slog.Logger) idleMemory {
 // start looks every check whether the process idles, from a goroutine of
 // its own, until ctx is done.
 func (m idleMemory) start(ctx context.Context) <-chan struct{} {
-	last, idle, returned := m.allocated(), 0, true
+	last, idle, burst := m.allocated(), 0, false
 	return every.Run(ctx, m.check, func() {
 		now := m.allocated()
 		if now-last > idleAlloc {
-			idle, returned = 0, false
+			idle, burst = 0, true
 		} else {
 			idle++
 		}
 		last = now
-		if idle >= idleRounds && !returned {
+		if burst && slices.Contains(idleFrees, idle) {
 			m.free()
-			returned = true
 			last = m.allocated()
+			burst = idle < slices.Max(idleFrees)
 		}
 	})
 }

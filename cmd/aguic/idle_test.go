@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// TestIdleMemory: memory is returned once after a burst, when the process
-// has idled for idleRounds checks, and not again until the next burst.
+// TestIdleMemory: memory is returned after a burst, when the process has
+// idled for each of idleFrees checks, and not again until the next burst.
 func TestIdleMemory(t *testing.T) {
 	var allocated atomic.Uint64
 	checked := make(chan struct{})
@@ -33,14 +34,15 @@ func TestIdleMemory(t *testing.T) {
 			<-checked
 		}
 	}
-	checks(2 * idleRounds)
+	rounds := slices.Max(idleFrees)
+	checks(2 * rounds)
 	if n := freed.Load(); n != 0 {
 		t.Fatalf("memory returned %d times before any burst", n)
 	}
-	for round, want := range []int32{1, 2} {
+	for round := range 2 {
 		allocated.Add(10 * idleAlloc) // a burst
-		checks(3 * idleRounds)
-		if n := freed.Load(); n != want {
+		checks(3 * rounds)
+		if n, want := freed.Load(), int32((round+1)*len(idleFrees)); n != want {
 			t.Fatalf("after burst %d: memory returned %d times, want %d", round+1, n, want)
 		}
 	}

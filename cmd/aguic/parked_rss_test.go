@@ -113,8 +113,14 @@ func TestParkedRSS(t *testing.T) {
 		report(fmt.Sprintf("%d parked", c))
 	}
 	if idle := parkedIdle(t); idle > 0 {
-		time.Sleep(idle)
-		report(fmt.Sprintf("%d parked, idle %s", n, idle+3*time.Second))
+		// Twice: soon after the burst, then at rest.
+		soon := min(idle, 4*time.Second)
+		time.Sleep(soon)
+		report(fmt.Sprintf("%d parked, idle %s", n, soon+6*time.Second))
+		if idle > soon {
+			time.Sleep(idle - soon)
+			report(fmt.Sprintf("%d parked, idle %s", n, idle+9*time.Second))
+		}
 	}
 	p.stop(t)
 
