@@ -49,7 +49,9 @@ type Config struct {
 	// Store keeps threads, their events and leases.
 	Store store.Store
 	// Load returns the machine of another program version, for threads
-	// pinned to one; nil serves only threads of the current version.
+	// pinned to one; nil serves only threads of the current version. A
+	// program that embeds the server runs it with package host, which
+	// loads the versions its store keeps and resumes the runs a crash cut.
 	Load store.Loader
 
 	BasePath  string        // the prefix of the AG-UI routes; default "/agui"

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
-
-	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 	"github.com/aguic/aguic/vm/store/badger"
@@ -29,50 +28,6 @@ func openData(dir string) (*badger.Store, error) {
 	return badger.Open(badger.Options{Dir: dir})
 }
 
-// versions compiles the program versions a store keeps, for threads pinned
-// to a version that is not the current one. Safe for concurrent use.
-type versions struct {
-	st      store.Store
-	current *vm.Machine
-	machine func(*vm.Program) *vm.Machine // a machine like current's, for another program
-
-	mu    sync.Mutex
-	cache map[string]*vm.Machine
-}
-
-// load returns the machine of version hash; "" is the current version.
-func (v *versions) load(ctx context.Context, hash string) (*vm.Machine, error) {
-	if hash == "" || hash == v.current.Program.Hash {
-		return v.current, nil
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if m := v.cache[hash]; m != nil {
-		return m, nil
-	}
-	bundle, err := v.st.Source(ctx, hash)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("version %s of the workflows is not in the store", short(hash))
-	}
-	if err != nil {
-		return nil, err
-	}
-	srcs, err := compiler.Unbundle(bundle)
-	if err != nil {
-		return nil, err
-	}
-	prog, diags := compiler.Compile(v.current.Registry, srcs...)
-	if diags.HasErrors() {
-		return nil, fmt.Errorf("version %s of the workflows no longer compiles: %v", short(hash), diags.Err())
-	}
-	m := v.machine(prog)
-	if v.cache == nil {
-		v.cache = map[string]*vm.Machine{}
-	}
-	v.cache[hash] = m
-	return m, nil
-}
-
 func short(hash string) string {
 	if len(hash) > 12 {
 		return hash[:12]
@@ -86,7 +41,7 @@ type keeping struct {
 	key    store.Key
 	owner  string
 	bundle []byte
-	vers   *versions
+	vers   *host.Versions
 	runs   int
 }
 
@@ -105,11 +60,9 @@ func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) i
 		key:    store.Key{Scope: "local", Workflow: s.wf.ID, Thread: thread},
 		owner:  fmt.Sprintf("aguic-run-%d", os.Getpid()),
 		bundle: bundle,
-		vers: &versions{st: st, current: s.m, machine: func(p *vm.Program) *vm.Machine {
-			return &vm.Machine{Program: p, Registry: s.m.Registry, MaxVisits: s.m.MaxVisits}
-		}},
+		vers:   host.NewVersions(st, s.m),
 	}
-	recovered, err := store.Recover(ctx, st, k.owner, time.Minute, k.vers.load)
+	recovered, err := store.Recover(ctx, st, k.owner, time.Minute, k.vers.Load)
 	if err != nil {
 		s.e.errorf("%v", err)
 		return exitUsage
@@ -217,7 +170,7 @@ func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, res
 		Owner:   k.owner,
 		RunID:   fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), k.runs),
 		Machine: s.m,
-		Load:    k.vers.load,
+		Load:    k.vers.Load,
 		Fresh:   !s.wf.Conversation,
 		Live:    s.out,
 	}

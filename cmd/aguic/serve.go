@@ -4,18 +4,17 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
@@ -24,13 +23,9 @@ import (
 
 // The defaults of aguic serve.
 const (
-	defaultAddr      = "127.0.0.1:8080"
-	defaultServeDir  = "workflows"
-	shutdownGrace    = 30 * time.Second // runs in progress may finish within it
-	shutdownDrain    = 5 * time.Second  // then the streams of the runs it cancelled may send their terminal event
-	readHeaderLimit  = 10 * time.Second
-	recoveryLeaseTTL = time.Minute
-	recoveryWorkers  = 8 // interrupted runs resumed at once after a crash
+	defaultAddr     = "127.0.0.1:8080"
+	defaultServeDir = "workflows"
+	shutdownGrace   = 30 * time.Second // runs in progress may finish within it
 )
 
 func serveCommand() *command {
@@ -289,76 +284,37 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		return exitUsage
 	}
 	defer st.Close()
-	vers := &versions{st: st, current: m, machine: func(p *vm.Program) *vm.Machine {
-		return &vm.Machine{Program: p, Registry: reg, MaxVisits: o.maxSteps}
-	}}
-	host, _ := os.Hostname()
-	owner := fmt.Sprintf("aguic-%s-%d", host, os.Getpid())
-	srv, err := server.New(server.Config{
-		Machine:  m,
-		Bundle:   bundle,
-		Store:    st,
-		Load:     vers.load,
-		BasePath: o.basePath,
-		Deadline: o.deadline,
-		Owner:    owner,
-		Logger:   log,
+	h, err := host.Start(host.Config{
+		Machine: m,
+		Bundle:  bundle,
+		Store:   st,
+		Server: server.Config{
+			BasePath: o.basePath,
+			Deadline: o.deadline,
 
-		NodeLifecycle: o.nodeEvents,
+			NodeLifecycle: o.nodeEvents,
 
-		ScopeHeader: o.scopeHeader,
-		CORSOrigins: o.corsOrigins,
-		Auth:        o.auth(),
+			ScopeHeader: o.scopeHeader,
+			CORSOrigins: o.corsOrigins,
+			Auth:        o.auth(),
+		},
+		Retention:     o.retention,
+		Backup:        st,
+		AdminToken:    o.adminToken,
+		Maintain:      []func(context.Context) <-chan struct{}{func(ctx context.Context) <-chan struct{} { return st.StartGC(ctx, 10*time.Minute) }},
+		ReleaseMemory: st.ReleaseMemory,
+		Logger:        log,
 	})
 	if err != nil {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
+		h.Shutdown(context.Background())
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	mux := http.NewServeMux()
-	mux.Handle(strings.TrimSuffix(o.basePath, "/")+server.BackupPath, server.BackupHandler(st, o.adminToken))
-	mux.Handle("/", srv.Handler())
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: readHeaderLimit, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-
-	// Retention and value-log GC run until the server stops.
-	maintainCtx, stopMaintaining := context.WithCancel(context.Background())
-	defer stopMaintaining()
-	maintained := store.Maintain(maintainCtx, st, o.retention, time.Hour, log)
-	gcDone := st.StartGC(maintainCtx, 10*time.Minute)
-	processMemory(st, log).start(maintainCtx)
-
-	// Runs a crash left unfinished are claimed before the server listens,
-	// so that no request starts a run on their threads (it is answered
-	// 409, as for a busy thread), then resume beside the new ones.
-	recovery, err := store.Claim(context.Background(), st, owner+"/recovery", recoveryLeaseTTL)
-	if err != nil {
-		e.errorf("%v", err)
-		return exitUsage
-	}
-	if n := len(recovery.Runs()); n > 0 {
-		log.Info("resuming interrupted runs", "runs", n)
-	}
-	recoverCtx, stopRecovery := context.WithCancel(context.Background())
-	var recovering sync.WaitGroup
-	recovering.Go(func() {
-		defer recovery.Release(context.Background())
-		recovery.Resume(recoverCtx, vers.load, recoveryWorkers, func(r store.Recovered) {
-			attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
-			if r.Err != nil {
-				log.Warn("an interrupted run could not resume", append(attrs, "error", r.Err.Error())...)
-				return
-			}
-			log.Info("resumed an interrupted run", append(attrs, "status", string(r.Outcome.Status))...)
-		})
-	})
-
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
 	url := "http://" + ln.Addr().String()
 	ids := make([]string, len(prog.Workflows))
 	for i, w := range prog.Workflows {
@@ -368,48 +324,13 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	if o.ready != nil {
 		o.ready(url)
 	}
-
-	code := exitOK
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err := <-served:
-		log.Error("the server stopped", "error", err.Error())
-		code = exitUsage
-	}
 	grace := shutdownGrace
 	if o.grace > 0 {
 		grace = o.grace
 	}
-	deadline := time.Now().Add(grace)
-	graceCtx, cancelGrace := context.WithDeadline(context.Background(), deadline)
-	defer cancelGrace()
-	// The connections outlive the grace: a run cancelled at its end still
-	// writes its terminal event to the streams that follow it.
-	connCtx, closeConns := context.WithCancel(context.Background())
-	defer closeConns()
-	var httpDone sync.WaitGroup
-	httpDone.Go(func() {
-		if err := hs.Shutdown(connCtx); errors.Is(err, context.Canceled) {
-			log.Warn("connections still open at the end of the shutdown were closed")
-		} else if err != nil {
-			log.Warn("closing connections", "error", err.Error())
-		}
-	})
-	if err := srv.Shutdown(graceCtx); err != nil {
-		log.Warn("runs were cancelled at shutdown", "error", err.Error())
+	code := exitOK
+	if err := h.Serve(ctx, ln, grace); err != nil {
+		code = exitUsage
 	}
-	// Every run has ended and handed its terminal event to its streams;
-	// they get what remains of the grace, and at least shutdownDrain, to
-	// send it.
-	drain := time.AfterFunc(max(time.Until(deadline), shutdownDrain), closeConns)
-	httpDone.Wait()
-	drain.Stop()
-	hs.Close()
-	stopRecovery()
-	recovering.Wait()
-	stopMaintaining()
-	<-maintained
-	<-gcDone
 	return code
 }

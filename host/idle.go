@@ -1,4 +1,4 @@
-package main
+package host
 
 import (
 	"context"
@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/internal/every"
-	"github.com/aguic/aguic/vm/store/badger"
 )
 
 // A burst of turns (conversations parking, a backlog recovered) grows the
 // heap, and Badger's pooled table builders with it, and Go keeps what it
-// freed for the next burst; the pages of Badger's files that the burst
-// read or wrote stay mapped in the process. Once the process idles, an
+// freed for the next burst; the pages of the store's files that the burst
+// read or wrote may stay mapped in the process. Once the process idles, an
 // idleMemory gives both back to the system, so that the memory of a server
 // at rest follows what it holds, not the largest burst it served nor the
 // size of its data.
@@ -41,10 +40,9 @@ type idleMemory struct {
 	free      func()        // returns freed memory to the system
 }
 
-// processMemory is the idleMemory of aguic serve: it returns the heap's
-// free memory, and has the store give back the pages of its files that it
-// holds in memory.
-func processMemory(st *badger.Store, log *slog.Logger) idleMemory {
+// processMemory is the idleMemory of a host: it returns the heap's free
+// memory, then calls release, when not nil, for the store's.
+func processMemory(release func() error, log *slog.Logger) idleMemory {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	return idleMemory{
 		check: idleCheck,
@@ -54,8 +52,11 @@ func processMemory(st *badger.Store, log *slog.Logger) idleMemory {
 		},
 		free: func() {
 			debug.FreeOSMemory()
-			if err := st.ReleaseMemory(); err != nil {
-				log.Warn("idle", "error", err)
+			if release == nil {
+				return
+			}
+			if err := release(); err != nil {
+				log.Warn("giving memory back at idle", "error", err)
 			}
 		},
 	}
