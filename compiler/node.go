@@ -45,6 +45,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		l.lowerHandlers(n, out, sc, next, nil)
 		return out
 	}
+	out.Spec = spec
 
 	if spec.Word != nil {
 		word := firstWord(n.Arg)
@@ -139,8 +140,10 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	case vm.SuspendAlways:
 		out.Suspends = true
 	case vm.SuspendFrontendTools:
-		if v := out.Keys["tools"]; v != nil && l.wfConversation() && v.Frontend {
-			out.Suspends = true
+		if tk := spec.ToolsKey(); tk != nil {
+			if v := out.Keys[tk.Name]; v != nil && l.wfConversation() && v.Frontend {
+				out.Suspends = true
+			}
 		}
 	}
 	if out.Suspends && sc.kind != "tool" && !misplaced {
@@ -166,20 +169,10 @@ func placeName(kind string) string {
 	return "a step"
 }
 
-// persists reports whether a node writes its default chat path: unless its
-// persist key is "none", written or by default.
+// persists reports whether a node writes the default paths of the
+// writing keys it leaves out.
 func persists(spec *vm.KindSpec, n *vm.Node) bool {
-	ks := spec.Key("persist")
-	if ks == nil {
-		return true
-	}
-	if v := n.Keys["persist"]; v != nil {
-		if v.Template == nil || v.Template.Single() != nil || len(v.Template.Parts) != 1 {
-			return true // computed: may persist
-		}
-		return v.Template.Parts[0].Text != "none"
-	}
-	return ks.Default != "none"
+	return spec.Persists == nil || spec.Persists(n)
 }
 
 // lowerHandlers lowers the `on` blocks of a node and its next edge.
@@ -318,7 +311,7 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 		for _, t := range l.wf.Tools {
 			e.tools = append(e.tools, t.Name)
 		}
-		v := c.value(s, vm.TypeList, nil, e, "tools")
+		v := c.value(s, vm.TypeList, nil, e, ks.Name)
 		if v != nil && v.Expr != nil {
 			v.Tools, v.Frontend = toolRefs(v.Expr, e.tools)
 		}

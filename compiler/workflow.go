@@ -156,7 +156,7 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	}
 	switch len(impls) {
 	case 0:
-		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeToolShape, "tool %q needs an implementation: result = expr, an http node or a call node", tool.Name)
+		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeToolShape, "tool %q needs an implementation: result = expr, or a %s node", tool.Name, orList(c.toolKinds()))
 		return
 	case 1:
 	default:
@@ -167,11 +167,22 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	if item.Value != nil {
 		return
 	}
-	if name := item.Name.Name; name != "http" && name != "call" {
-		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr, http or call, not %q", name)
+	if spec := c.reg.Kind(item.Name.Name); spec == nil || !spec.Tool {
+		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr or a %s node, not %q", orList(c.toolKinds()), item.Name.Name)
 		return
 	}
 	l := newLowerer(c, wf)
 	node := &lang.Node{Pos: item.Pos, EndPos: item.EndPos, Kind: item.Name, Arg: item.Arg, Body: item.Body, Out: item.Out}
 	tool.Impl = l.node(node, "tool."+tool.Name, "", &scope{kind: "tool", env: e}, "")
+}
+
+// toolKinds are the node kinds that may implement a tool (KindSpec.Tool).
+func (c *fileCompiler) toolKinds() []string {
+	var kinds []string
+	for _, k := range c.reg.Kinds() {
+		if k.Tool {
+			kinds = append(kinds, k.Name)
+		}
+	}
+	return kinds
 }

@@ -94,11 +94,9 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 	return out
 }
 
-// capabilities derives what w uses of AG-UI from its nodes and those of
-// the workflows it calls: tools from model nodes with tools and from
-// frontend_tool and backend_tool; state from the state nodes; human in
-// the loop from frontend_tool, interrupt and suspend; reasoning from
-// model nodes that stream it (stream_reasoning is not false). Streaming is
+// capabilities derives what w uses of AG-UI from what its nodes give
+// (vm.KindSpec.Gives) and what the nodes of the workflows it calls give:
+// tools, human in the loop, state, reasoning, delegation. Streaming is
 // always on.
 func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
 	c := &Capabilities{
@@ -116,46 +114,40 @@ func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
 		}
 		seen[w.ID] = true
 		for _, n := range w.Nodes {
-			switch n.Kind {
-			case "model":
-				// A model node streams the reasoning the provider sends
-				// unless it sets stream_reasoning = false; then the client
-				// sees none of it.
-				if c.Reasoning == nil && !setFalse(n, "stream_reasoning") {
-					c.Reasoning = &ReasoningCaps{Supported: true, Streaming: true}
-				}
-				if t := n.Keys["tools"]; t != nil {
-					tools(c).Supported = true
-					if t.Frontend {
-						tools(c).ClientProvided = true
-					}
-				}
-			case "frontend_tool":
-				tools(c).ClientProvided = true
-				hitl(c).Approvals = true
-			case "backend_tool":
+			if n.Spec == nil || n.Spec.Gives == nil {
+				continue
+			}
+			g := n.Spec.Gives(n)
+			if g.Reasoning && c.Reasoning == nil {
+				c.Reasoning = &ReasoningCaps{Supported: true, Streaming: true}
+			}
+			if g.Tools || g.ClientTools {
 				tools(c)
-			case "interrupt":
+			}
+			if g.ClientTools {
+				tools(c).ClientProvided = true
+			}
+			if g.Approvals {
+				hitl(c).Approvals = true
+			}
+			if g.Interrupts {
 				hitl(c).Interrupts = true
-			case "suspend":
+			}
+			if g.HumanInTheLoop {
 				hitl(c)
-			case "state sync", "state snapshot", "state delta":
+			}
+			if g.StateSnapshots || g.StateDeltas {
 				if c.State == nil {
 					c.State = &StateCaps{}
 				}
-				if n.Kind != "state delta" {
-					c.State.Snapshots = true
-				}
-				if n.Kind != "state snapshot" {
-					c.State.Deltas = true
-				}
-			case "call":
+				c.State.Snapshots = c.State.Snapshots || g.StateSnapshots
+				c.State.Deltas = c.State.Deltas || g.StateDeltas
+			}
+			if g.Calls != "" {
 				if c.MultiAgent == nil {
 					c.MultiAgent = &MultiCaps{Supported: true, Delegation: true}
 				}
-				if n.Arg != nil {
-					visit(p.Workflow(strings.TrimSpace(n.Arg.Source)))
-				}
+				visit(p.Workflow(g.Calls))
 			}
 		}
 	}
@@ -178,11 +170,4 @@ func hitl(c *Capabilities) *HITLCaps {
 		c.HumanInTheLoop = &HITLCaps{Supported: true}
 	}
 	return c.HumanInTheLoop
-}
-
-// setFalse reports whether node n sets key to the literal false; a key
-// written as an expression counts as its default.
-func setFalse(n *vm.Node, key string) bool {
-	v := n.Keys[key]
-	return v != nil && strings.TrimSpace(v.Source) == "false"
 }

@@ -21,7 +21,13 @@
 // text encode alike: compact JSON, object keys sorted, no HTML escaping.
 //
 // The interpreter (package vm) runs control flow itself and calls a kind's
-// Exec for every other node: exec_messages.go holds the nodes that talk to
-// the client (say, emit, output, tool calls, suspend, interrupt),
-// exec_data.go state, activity, http and call, exec_model.go the model node.
+// Exec for every other node. Each kind lives in one file, with its family
+// when it has one: its declaration (keys decoded where it runs), its Exec,
+// and the hooks through which other layers learn what they need of it
+// without naming it (vm.KindSpec's Gives, Model, Detail, Persists, Tool):
+// say.go, model.go (and model_stream.go), frontend_tool.go,
+// backend_tool.go, suspend.go, interrupt.go, state.go, activity.go,
+// emit.go, http.go, call.go, output.go. kinds.go lists them; toolcalls.go,
+// retry.go and keys.go hold what several kinds share. Adding a kind is its
+// file, a line in kinds.go, its tests and the generated reference.
 package stdlib

@@ -36,15 +36,12 @@ func RegisterWith(r *vm.Registry, opts Options) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	for _, k := range kinds() {
+	for _, k := range kinds(opts) {
 		r.AddKind(k)
 	}
 	for _, b := range builtins(opts) {
 		r.AddBuiltin(b)
 	}
-	attachMessages(r, opts)
-	attachData(r, opts)
-	attachModel(r, opts)
 }
 
 // Registry returns a new registry holding everything Register adds.

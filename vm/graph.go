@@ -208,16 +208,18 @@ func nodeDetail(n *Node) string {
 	case KindSwitch, KindTry, KindJoin, KindEnd:
 		return ""
 	}
-	// Node kinds of the stdlib: the method word and the positional argument,
-	// or else the model a model node calls.
+	// Registered kinds: the word and the positional argument, or else what
+	// the kind's Detail shows (the model a model node calls).
 	parts := make([]string, 0, 2)
 	if n.Word != "" {
 		parts = append(parts, n.Word)
 	}
 	if s := src(n.Arg); s != "" {
 		parts = append(parts, s)
-	} else if m := n.Keys["model"]; m != nil && n.Word == "" {
-		parts = append(parts, src(m))
+	} else if n.Word == "" && n.Spec != nil && n.Spec.Detail != nil {
+		if d := n.Spec.Detail(n); d != "" {
+			parts = append(parts, d)
+		}
 	}
 	return strings.Join(parts, " ")
 }

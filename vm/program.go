@@ -122,9 +122,10 @@ const (
 
 // Node is one vertex of a workflow graph.
 type Node struct {
-	ID    string // the label, or an id derived from the statement's path
-	Kind  string // a Kind* constant or a KindSpec name
-	Label string // the label written in the source, if any
+	ID    string    // the label, or an id derived from the statement's path
+	Kind  string    // a Kind* constant or a KindSpec name
+	Spec  *KindSpec // the kind of a node of a registered kind; nil for the Kind* constants
+	Label string    // the label written in the source, if any
 	Span  diag.Span
 
 	Word string            // the leading word of kinds that take one (http's method)

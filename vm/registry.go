@@ -47,7 +47,50 @@ type KindSpec struct {
 	// checkpointed after a pure node; after a crash it runs again.
 	Pure    bool
 	Example string // a short .wf snippet using the kind
-	Exec    Exec   // runs a node of the kind; set by the stdlib
+	Exec    Exec   // runs a node of the kind
+
+	// What other layers need to know of the kind, each optional.
+
+	// Gives reports what a node of the kind lets the agent of its workflow
+	// do, for the capabilities a server lists.
+	Gives func(n *Node) Gives
+	// Model reports the model a node of the kind calls: its name when the
+	// node writes it as a literal ("" for the default model), or computed
+	// when only the run knows it; ok is false when the node calls none.
+	// Start-up checks resolve the literal ones.
+	Model func(n *Node) (name string, computed, ok bool)
+	// Detail is what a graph shows of a node besides its word and
+	// argument, for a node that has neither.
+	Detail func(n *Node) string
+	// Persists reports whether a node writes the default paths
+	// (KeySpec.Path) of the writing keys it leaves out; nil: it does.
+	Persists func(n *Node) bool
+	// Tool says that a node of the kind may implement a `tool` a workflow
+	// declares.
+	Tool bool
+}
+
+// Gives is what a node lets the agent of its workflow do.
+type Gives struct {
+	Reasoning      bool   // it streams a model's reasoning
+	Tools          bool   // it calls tools
+	ClientTools    bool   // it calls the client's frontend tools
+	Approvals      bool   // it asks the client to run a tool and waits for the result
+	Interrupts     bool   // it opens interrupts and waits for their answers
+	HumanInTheLoop bool   // it pauses for the user
+	StateSnapshots bool   // it sends the whole shared state
+	StateDeltas    bool   // it sends changes of the shared state
+	Calls          string // the workflow it delegates to; "" for none
+}
+
+// ToolsKey returns the kind's key of TypeTools, or nil.
+func (k *KindSpec) ToolsKey() *KeySpec {
+	for i := range k.Keys {
+		if k.Keys[i].Type == TypeTools {
+			return &k.Keys[i]
+		}
+	}
+	return nil
 }
 
 // Key returns the key spec with the given name, or nil.

@@ -117,27 +117,26 @@ func checkModels(prog *vm.Program, opts stdlib.Options) error {
 	noProvider := errors.Is(err, errNoProvider) // nothing is configured at all
 	for _, w := range prog.Workflows {
 		for _, n := range w.Nodes {
-			if n.Kind != "model" {
+			if n.Spec == nil || n.Spec.Model == nil {
 				continue
 			}
-			name := opts.DefaultModel
-			if v := n.Keys["model"]; v != nil {
-				t := v.Template
-				if t == nil || len(t.Parts) != 1 || t.Parts[0].Expr != nil {
-					continue // computed at run time
-				}
-				name = t.Parts[0].Text
+			name, computed, ok := n.Spec.Model(n)
+			if !ok || computed {
+				continue
+			}
+			if name == "" {
+				name = opts.DefaultModel
 			}
 			needy++
 			if first == "" {
 				first = n.Span.String()
 			}
 			if name == "" {
-				problems = append(problems, fmt.Sprintf("%s: model node %s names no model, and AGUIC_MODEL, the default model, is not set", n.Span, n.ID))
+				problems = append(problems, fmt.Sprintf("%s: %s node %s names no model, and AGUIC_MODEL, the default model, is not set", n.Span, n.Kind, n.ID))
 				continue
 			}
 			if _, err := opts.Models(name); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: model node %s: %v", n.Span, n.ID, err))
+				problems = append(problems, fmt.Sprintf("%s: %s node %s: %v", n.Span, n.Kind, n.ID, err))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// attachModel sets the Exec of model.
+// model declares the model kind; opts.Models resolves its models.
 //
 // A model node builds its request from system, chat_in and prompt, emits
 // the prompt as a silent user text message (unless user_event = false),
@@ -63,14 +63,88 @@ import (
 // {inputTokens, outputTokens}}, where text is the last reply's text,
 // tool_calls every tool call of the node, arguments parsed when they are
 // JSON, and usage the sum over all provider calls.
-func attachModel(r *vm.Registry, opts Options) {
-	attach(r, "model", func(ctx context.Context, c *vm.Call) (vm.Step, error) {
-		m, err := newModelRun(c, opts)
-		if err != nil {
-			return vm.Step{}, err
-		}
-		return m.exec(ctx)
-	})
+func model(opts Options) *vm.KindSpec {
+	return &vm.KindSpec{
+		Name: "model",
+		Exec: func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+			m, err := newModelRun(c, opts)
+			if err != nil {
+				return vm.Step{}, err
+			}
+			return m.exec(ctx)
+		},
+		Gives:  modelGives,
+		Model:  modelName,
+		Detail: func(n *vm.Node) string { return keySource(n, "model") },
+		Doc:    "Calls a language model with chat_in and the prompt, streams its text, reasoning and tool calls to the client, runs backend tool calls inside the node, and on a call of one of the client's frontend tools ends the run with pendingToolCallIds (a conversation resumes the node when the tool result arrives).",
+		Keys: []vm.KeySpec{
+			{Name: "model", Type: vm.TypeString,
+				Doc: `The model as "provider/model", such as "openai/gpt-4o-mini"; the server's default model when absent.`},
+			{Name: "system", Type: vm.TypeString,
+				Doc: "The system prompt, a template."},
+			{Name: "prompt", Type: vm.TypeString,
+				Doc: "The user prompt, a template, sent after chat_in as a user message; none when absent."},
+			{Name: "images", Type: vm.TypeList,
+				Doc: "Images sent with the prompt, for models that accept them: URLs, or objects {url} or {data, mimeType} with base64 data, such as $agent.latestUserMessage.images."},
+			{Name: "chat_in", Type: vm.TypeList,
+				Doc: "The chat history sent before the prompt: provider-neutral chat messages, usually $input.chat in a conversation and $agent.chat in a stateless workflow."},
+			{Name: "chat_out", Type: vm.TypePath, Writes: true,
+				Doc: "Where to write, after the call, chat_in followed by the prompt, the model's replies and (unless drop_tool_calls) its tool calls and their results; nothing is written when absent."},
+			{Name: "tools", Type: vm.TypeTools,
+				Doc: "The tools the model may call: names of backend tools declared with `tool` in this workflow, and $agent.tools for the client's frontend tools."},
+			{Name: "output_schema", Type: vm.TypeObject,
+				Doc: "A JSON Schema the reply must follow (structured output); the reply is parsed into the result's value."},
+			{Name: "temperature", Type: vm.TypeNumber,
+				Doc: "The sampling temperature; the provider's default when absent."},
+			{Name: "max_tokens", Type: vm.TypeInt,
+				Doc: "The most tokens the reply may have; the provider's default when absent."},
+			{Name: "stream", Type: vm.TypeBool, Default: true,
+				Doc: "Stream the reply's text to the client; false keeps this call's text from the user."},
+			{Name: "stream_reasoning", Type: vm.TypeBool, Default: true,
+				Doc: "Stream the model's reasoning to the client as REASONING_* events."},
+			{Name: "stream_tool_calls", Type: vm.TypeBool, Default: true,
+				Doc: "Stream the model's calls of backend tools and their results to the client as TOOL_CALL_* events; calls of the client's frontend tools are always streamed, since the client runs them."},
+			{Name: "user_event", Type: vm.TypeBool, Default: true,
+				Doc: "Store the resolved prompt as a silent user text message before the call, so the history shows what was asked."},
+			{Name: "drop_tool_calls", Type: vm.TypeBool, Default: false,
+				Doc: "Leave the model's tool calls and their results out of the history written to chat_out."},
+			{Name: "max_tool_rounds", Type: vm.TypeInt, Default: 8,
+				Doc: "The most rounds of tool calls the node runs, backend and frontend; a model that asks for one more fails the node, a guard against endless tool loops."},
+			timeoutKey("one model call", nil),
+			retryKey("model call", nil),
+			backoffKey("1s..8s"),
+		},
+		Suspend: vm.SuspendFrontendTools,
+		Result:  "{text, value?, tool_calls, usage}",
+		Example: "answer: model {\n" +
+			"  prompt   = \"<<$agent.latestUserMessage.content>>\"\n" +
+			"  chat_in  = $input.chat\n" +
+			"  chat_out = $input.chat\n" +
+			"} -> $reply",
+	}
+}
+
+// modelGives: a model node streams the reasoning the provider sends unless
+// it sets stream_reasoning = false, and calls the tools it is given.
+func modelGives(n *vm.Node) vm.Gives {
+	var g vm.Gives
+	g.Reasoning = keySource(n, "stream_reasoning") != "false"
+	if t := n.Keys["tools"]; t != nil {
+		g.Tools, g.ClientTools = true, t.Frontend
+	}
+	return g
+}
+
+// modelName is the model a model node calls, as its model key writes it.
+func modelName(n *vm.Node) (name string, computed, ok bool) {
+	v := n.Keys["model"]
+	if v == nil {
+		return "", false, true
+	}
+	if t := v.Template; t == nil || len(t.Parts) != 1 || t.Parts[0].Expr != nil {
+		return "", true, true
+	}
+	return v.Template.Parts[0].Text, false, true
 }
 
 // modelStateVersion is the version of the modelState a suspended model

@@ -1,0 +1,71 @@
+package stdlib
+
+import (
+	"context"
+
+	"github.com/aguic/aguic/vm"
+)
+
+func say() *vm.KindSpec {
+	return &vm.KindSpec{
+		Name: "say",
+		Exec: execSay,
+		Pure: true,
+		Doc:  "Sends a text message to the client as TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT and TEXT_MESSAGE_END and stores it in the thread's history.",
+		Arg:  &vm.ArgSpec{Name: "text", Type: vm.TypeString, Required: true, Doc: "The message text, a template: <<expr>> interpolates."},
+		Keys: []vm.KeySpec{
+			{Name: "role", Type: vm.TypeString, Default: "assistant", Enum: []string{"assistant", "user", "system"},
+				Doc: "Who the message is from: assistant, user or system."},
+			{Name: "silent", Type: vm.TypeBool, Default: false,
+				Doc: "Store the message in the history without streaming it to the client live."},
+			{Name: "hidden", Type: vm.TypeBool, Default: false,
+				Doc: "Stream the message live but leave it out of every later replay and history."},
+			{Name: "id", Type: vm.TypeString,
+				Doc: "The message id; a fresh unique id when absent."},
+		},
+		Result:  "{id, text}",
+		Example: `say "Hello <<$agent.latestUserMessage.content>>"`,
+	}
+}
+
+// execSay sends one text message: TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT
+// (left out when the text is empty: AG-UI wants a non-empty delta) and
+// TEXT_MESSAGE_END.
+func execSay(ctx context.Context, c *vm.Call) (vm.Step, error) {
+	arg, err := c.Arg()
+	if err != nil {
+		return vm.Step{}, err
+	}
+	text := vm.Text(arg)
+	id, _, err := stringKey(c, "id")
+	if err != nil {
+		return vm.Step{}, err
+	}
+	if id == "" {
+		id = c.NextID("msg")
+	}
+	role, err := enumKey(c, "role")
+	if err != nil {
+		return vm.Step{}, err
+	}
+	silent, err := boolKey(c, "silent")
+	if err != nil {
+		return vm.Step{}, err
+	}
+	hidden, err := boolKey(c, "hidden")
+	if err != nil {
+		return vm.Step{}, err
+	}
+	events := []vm.Event{{Type: vm.TextStart, MessageID: id, Role: role}}
+	if text != "" {
+		events = append(events, vm.Event{Type: vm.TextContent, MessageID: id, Delta: text})
+	}
+	events = append(events, vm.Event{Type: vm.TextEnd, MessageID: id})
+	for _, e := range events {
+		e.Silent, e.Hidden = silent, hidden
+		if err := c.Emit(e); err != nil {
+			return vm.Step{}, err
+		}
+	}
+	return vm.Step{Result: map[string]any{"id": id, "text": text}}, nil
+}
