@@ -124,10 +124,9 @@ func activityHead(c *vm.Call) (id, typ string, err error) {
 	}
 	id, ok := v.(string)
 	if !ok || id == "" {
-		return "", "", vm.Errorf(vm.ErrNode, "%s: the activity id must be a non-empty string, found %s", what, describeValue(v))
+		return "", "", vm.Errorf(vm.ErrNode, "%s: the activity id must be a non-empty string, found %s", what, vm.Describe(v))
 	}
-	typ, _, err = stringKey(c, "type")
-	if err != nil {
+	if err := c.UnpackKeys("type", &typ); err != nil {
 		return "", "", err
 	}
 	if typ == "" {
@@ -150,12 +149,8 @@ func execActivitySync(c *vm.Call) error {
 	if err != nil {
 		return err
 	}
-	replace, err := boolKey(c, "replace")
-	if err != nil {
-		return err
-	}
-	only, err := boolKey(c, "snapshots_only")
-	if err != nil {
+	var replace, only bool
+	if err := c.UnpackKeys("replace", &replace, "snapshots_only", &only); err != nil {
 		return err
 	}
 	base, had := loadActivity(c, id)
@@ -183,13 +178,13 @@ func execActivitySync(c *vm.Call) error {
 // activityContent reads the key holding an activity's content, which must
 // be an object (AG-UI 1.0 requires one).
 func activityContent(c *vm.Call, key string) (map[string]any, error) {
-	v, _, err := c.Key(key)
-	if err != nil {
+	var v any
+	if err := c.UnpackKeys(key, &v); err != nil {
 		return nil, err
 	}
 	content, ok := vm.Normalize(v).(map[string]any)
 	if !ok {
-		return nil, vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, describeValue(v))
+		return nil, vm.Errorf(vm.ErrNode, "%s: an activity's content must be an object, found %s", c.Spec.Name, vm.Describe(v))
 	}
 	return content, nil
 }
@@ -206,8 +201,8 @@ func execActivitySnapshot(c *vm.Call) error {
 	if err != nil {
 		return err
 	}
-	replace, err := boolKey(c, "replace")
-	if err != nil {
+	var replace bool
+	if err := c.UnpackKeys("replace", &replace); err != nil {
 		return err
 	}
 	if err := c.Emit(vm.Event{Type: vm.ActivitySnapshot, MessageID: activityKey(id), ActivityType: typ, Value: content, Replace: &replace}); err != nil {
@@ -227,8 +222,8 @@ func execActivityDelta(c *vm.Call) error {
 		return err
 	}
 	what := fmt.Sprintf("activity delta %q", id)
-	v, _, err := c.Key("patch")
-	if err != nil {
+	var v any
+	if err := c.UnpackKeys("patch", &v); err != nil {
 		return err
 	}
 	ops, err := patchOps(what, v)

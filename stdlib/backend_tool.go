@@ -42,16 +42,13 @@ func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if err != nil {
 		return vm.Step{}, err
 	}
-	result, _, err := c.Key("result")
-	if err != nil {
+	var result any
+	var persist string
+	if err := c.UnpackKeys("result", &result, "persist", &persist); err != nil {
 		return vm.Step{}, err
 	}
 	result = vm.Normalize(result)
 	content, err := resultContent(result)
-	if err != nil {
-		return vm.Step{}, err
-	}
-	persist, err := enumKey(c, "persist")
 	if err != nil {
 		return vm.Step{}, err
 	}

@@ -132,7 +132,7 @@ func stringArg(fn, param string, args []any, want int) (string, error) {
 	}
 	s, ok := args[0].(string)
 	if !ok {
-		return "", fmt.Errorf("%s: expected a string %s, found %s", fn, param, typeName(args[0]))
+		return "", fmt.Errorf("%s: expected a string %s, found %s", fn, param, vm.TypeName(args[0]))
 	}
 	return s, nil
 }
@@ -167,7 +167,7 @@ func tail(list, count any) (any, error) {
 	}
 	rv := reflect.ValueOf(list)
 	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
-		return nil, fmt.Errorf("tail: expected a list, found %s", typeName(list))
+		return nil, fmt.Errorf("tail: expected a list, found %s", vm.TypeName(list))
 	}
 	first := max(rv.Len()-n, 0)
 	out := make([]any, 0, rv.Len()-first)
@@ -201,39 +201,13 @@ func intArg(fn, param string, v any) (int, error) {
 	return 0, fmt.Errorf("%s: expected a whole number %s, found %s", fn, param, describe(v))
 }
 
-// typeName names the type of a value in the words of the language.
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "nil"
-	case string:
-		return "string"
-	case bool:
-		return "bool"
-	case map[string]any:
-		return "object"
-	}
-	switch reflect.ValueOf(v).Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return "int"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "list"
-	case reflect.Map:
-		return "object"
-	}
-	return fmt.Sprintf("%T", v)
-}
-
 // describe names a value for an error message: its type, and for numbers
 // the number itself.
 func describe(v any) string {
 	switch reflect.ValueOf(v).Kind() {
 	case reflect.Float32, reflect.Float64, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return fmt.Sprintf("%s %v", typeName(v), v)
+		return fmt.Sprintf("%s %v", vm.TypeName(v), v)
 	}
-	return typeName(v)
+	return vm.TypeName(v)
 }

@@ -48,14 +48,11 @@ func execCall(ctx context.Context, c *vm.Call) (any, error) {
 	}
 	id, ok := v.(string)
 	if !ok || id == "" {
-		return nil, vm.Errorf(vm.ErrNode, "call: expected a workflow id, found %s", describeValue(v))
+		return nil, vm.Errorf(vm.ErrNode, "call: expected a workflow id, found %s", vm.Describe(v))
 	}
-	input, _, err := c.Key("input")
-	if err != nil {
-		return nil, err
-	}
-	timeout, err := durationKey(c, "timeout")
-	if err != nil {
+	var input any
+	var timeout time.Duration
+	if err := c.UnpackKeys("input", &input, "timeout", &timeout); err != nil {
 		return nil, err
 	}
 	b, err := retryPolicyOf(c)

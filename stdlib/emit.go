@@ -27,8 +27,8 @@ func execEmit(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if err != nil {
 		return vm.Step{}, err
 	}
-	value, _, err := c.Key("value")
-	if err != nil {
+	var value any
+	if err := c.UnpackKeys("value", &value); err != nil {
 		return vm.Step{}, err
 	}
 	return vm.Step{}, c.Emit(vm.Event{Type: vm.Custom, Name: vm.Text(name), Value: vm.Normalize(value)})

@@ -64,12 +64,9 @@ func execFrontendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if err != nil {
 		return vm.Step{}, err
 	}
-	persist, err := enumKey(c, "persist")
-	if err != nil {
-		return vm.Step{}, err
-	}
-	hide, err := boolKey(c, "hide_after")
-	if err != nil {
+	var persist string
+	var hide bool
+	if err := c.UnpackKeys("persist", &persist, "hide_after", &hide); err != nil {
 		return vm.Step{}, err
 	}
 	// State left by a call whose resume failed: that call is abandoned
@@ -154,7 +151,7 @@ func incomingMessage(c *vm.Call, pending string) (map[string]any, error) {
 	}
 	msg, ok := msgs[0].(map[string]any)
 	if !ok {
-		return nil, vm.Errorf(vm.ErrResume, "the incoming message must be an object, found %s", describeValue(msgs[0]))
+		return nil, vm.Errorf(vm.ErrResume, "the incoming message must be an object, found %s", vm.Describe(msgs[0]))
 	}
 	if id, _ := msg["id"].(string); id == "" {
 		return nil, vm.Errorf(vm.ErrResume, "the incoming message has no id")
@@ -165,7 +162,7 @@ func incomingMessage(c *vm.Call, pending string) (map[string]any, error) {
 	}
 	if role == "tool" {
 		if _, ok := msg["content"].(string); !ok {
-			return nil, vm.Errorf(vm.ErrResume, "tool message %q must have string content, found %s", msg["id"], describeValue(msg["content"]))
+			return nil, vm.Errorf(vm.ErrResume, "tool message %q must have string content, found %s", msg["id"], vm.Describe(msg["content"]))
 		}
 		if id, _ := msg["toolCallId"].(string); id == "" {
 			return nil, vm.Errorf(vm.ErrResume, "tool message %q has no toolCallId", msg["id"])

@@ -113,7 +113,7 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 	}
 	raw, ok := v.(string)
 	if !ok {
-		return nil, vm.Errorf(vm.ErrNode, "http %s: the url must be a string, found %s", r.method, describeValue(v))
+		return nil, vm.Errorf(vm.ErrNode, "http %s: the url must be a string, found %s", r.method, vm.Describe(v))
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -121,13 +121,14 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 	}
 	r.url = u
 	r.where = r.method + " " + redactURL(u)
-	if v, _, err = c.Key("headers"); err != nil {
+	var headers, body, allow any
+	if err := c.UnpackKeys("headers", &headers, "body", &body, "timeout", &r.timeout, "allow_status", &allow); err != nil {
 		return nil, err
 	}
-	if v != nil {
+	if v := headers; v != nil {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, vm.Errorf(vm.ErrNode, "http %s: headers must be an object of strings, found %s", r.where, describeValue(v))
+			return nil, vm.Errorf(vm.ErrNode, "http %s: headers must be an object of strings, found %s", r.where, vm.Describe(v))
 		}
 		for name, hv := range m {
 			switch hv := hv.(type) {
@@ -137,15 +138,11 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 			case bool, int, float64:
 				r.header.Set(name, vm.Text(hv))
 			default:
-				return nil, vm.Errorf(vm.ErrNode, "http %s: header %q must be a string, found %s", r.where, name, describeValue(hv))
+				return nil, vm.Errorf(vm.ErrNode, "http %s: header %q must be a string, found %s", r.where, name, vm.Describe(hv))
 			}
 		}
 	}
-	body, hasBody, err := c.Key("body")
-	if err != nil {
-		return nil, err
-	}
-	if hasBody && body != nil {
+	if body != nil {
 		r.hasBody = true
 		contentType := "application/json"
 		if s, ok := body.(string); ok {
@@ -157,25 +154,19 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 			r.header.Set("Content-Type", contentType)
 		}
 	}
-	if r.timeout, err = durationKey(c, "timeout"); err != nil {
-		return nil, err
-	}
 	if r.retry, err = retryPolicyOf(c); err != nil {
 		return nil, err
 	}
-	if v, _, err = c.Key("allow_status"); err != nil {
-		return nil, err
-	}
-	if v != nil {
+	if v := allow; v != nil {
 		list, ok := v.([]any)
 		if !ok {
-			return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must be a list of status codes, found %s", r.where, describeValue(v))
+			return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must be a list of status codes, found %s", r.where, vm.Describe(v))
 		}
 		r.allow = make(map[int]bool, len(list))
 		for _, s := range list {
 			code, err := intArg("http", "status", s)
 			if err != nil || code < 100 || code > 999 {
-				return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must hold status codes such as 404, found %s", r.where, describeValue(s))
+				return nil, vm.Errorf(vm.ErrNode, "http %s: allow_status must hold status codes such as 404, found %s", r.where, vm.Describe(s))
 			}
 			r.allow[code] = true
 		}

@@ -51,18 +51,10 @@ func execInterrupt(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return resumeInterrupt(c)
 	}
 	in := vm.Interrupt{ID: c.NextID("int")}
-	var err error
-	if in.Reason, _, err = stringKey(c, "reason"); err != nil {
-		return vm.Step{}, err
-	}
-	if in.Message, _, err = stringKey(c, "message"); err != nil {
-		return vm.Step{}, err
-	}
-	if in.ToolCallID, _, err = stringKey(c, "tool_call_id"); err != nil {
-		return vm.Step{}, err
-	}
-	schema, err := objectKey(c, "response_schema")
-	if err != nil {
+	var schema, meta map[string]any
+	var expires time.Duration
+	if err := c.UnpackKeys("reason", &in.Reason, "message", &in.Message, "tool_call_id", &in.ToolCallID,
+		"response_schema", &schema, "expires", &expires, "metadata", &meta); err != nil {
 		return vm.Step{}, err
 	}
 	if schema != nil {
@@ -71,20 +63,10 @@ func execInterrupt(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		}
 		in.ResponseSchema = schema
 	}
-	expires, ok, err := stringKey(c, "expires")
-	if err != nil {
-		return vm.Step{}, err
+	if expires > 0 {
+		in.ExpiresAt = c.Now().Add(expires).UnixMilli()
 	}
-	if ok {
-		d, err := time.ParseDuration(expires)
-		if err != nil || d <= 0 {
-			return vm.Step{}, vm.Errorf(vm.ErrNode, "expires must be a positive duration such as \"24h\", found %q", expires)
-		}
-		in.ExpiresAt = c.Now().Add(d).UnixMilli()
-	}
-	if meta, err := objectKey(c, "metadata"); err != nil {
-		return vm.Step{}, err
-	} else if meta != nil {
+	if meta != nil {
 		in.Metadata = meta
 	}
 	st := interruptState{Interrupts: []vm.Interrupt{in}}
@@ -107,7 +89,7 @@ func resumeInterrupt(c *vm.Call) (vm.Step, error) {
 	for _, e := range c.Resume.Interrupts {
 		switch {
 		case open[e.InterruptID] == nil:
-			return vm.Step{}, vm.Errorf(vm.ErrResume, "resume entry for unknown interrupt %q; open: %s", e.InterruptID, quoteList(ids))
+			return vm.Step{}, vm.Errorf(vm.ErrResume, "resume entry for unknown interrupt %q; open: %s", e.InterruptID, vm.QuoteList(ids))
 		case answers[e.InterruptID].InterruptID != "":
 			return vm.Step{}, vm.Errorf(vm.ErrResume, "interrupt %q is answered more than once", e.InterruptID)
 		case e.Status != "resolved" && e.Status != "cancelled":

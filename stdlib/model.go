@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -190,56 +191,52 @@ type modelRun struct {
 // newModelRun reads the node's keys, resolves the provider and gathers
 // the tools.
 func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
-	k := &modelKeys{c: c}
 	m := &modelRun{
-		c:               c,
-		name:            k.text("model"),
-		stream:          k.flag("stream"),
-		streamReasoning: k.flag("stream_reasoning"),
-		streamTools:     k.flag("stream_tool_calls"),
-		userEvent:       k.flag("user_event"),
-		drop:            k.flag("drop_tool_calls"),
-		timeout:         k.duration("timeout"),
-		backend:         map[string]*vm.Tool{},
-		frontend:        map[string]bool{},
-		params:          map[string]any{},
-		compiled:        map[string]*jsonschema.Schema{},
+		c:        c,
+		backend:  map[string]*vm.Tool{},
+		frontend: map[string]bool{},
+		params:   map[string]any{},
+		compiled: map[string]*jsonschema.Schema{},
 	}
-	m.maxRounds, _ = k.integer("max_tool_rounds")
-	m.retries, _ = k.integer("retry")
-	if n, ok := k.integer("max_tokens"); ok {
-		m.req.MaxTokens = n
+	var name, schema, tools any
+	var backoff string
+	temperature := math.NaN()
+	if err := c.UnpackKeys("model", &name, "stream", &m.stream, "stream_reasoning", &m.streamReasoning,
+		"stream_tool_calls", &m.streamTools, "user_event", &m.userEvent, "drop_tool_calls", &m.drop,
+		"timeout", &m.timeout, "max_tool_rounds", &m.maxRounds, "retry", &m.retries,
+		"max_tokens", &m.req.MaxTokens, "temperature", &temperature, "backoff", &backoff,
+		"output_schema", &schema, "tools", &tools); err != nil {
+		return nil, err
 	}
-	if v := k.value("temperature"); v != nil {
-		f, ok := v.(float64)
-		if i, isInt := v.(int); isInt {
-			f, ok = float64(i), true
+	m.name = modelText(name)
+	for _, k := range []struct {
+		name string
+		n    int
+	}{{"max_tool_rounds", m.maxRounds}, {"retry", m.retries}, {"max_tokens", m.req.MaxTokens}} {
+		if k.n < 0 {
+			return nil, vm.Errorf(vm.ErrNode, "%s must not be negative, found %d", k.name, k.n)
 		}
-		if !ok {
-			k.fail("temperature must be a number, found %s", modelDescribe(v))
-		}
-		m.req.Temperature = &f
+	}
+	if !math.IsNaN(temperature) {
+		m.req.Temperature = &temperature
 	}
 	m.first, m.longest = time.Second, 8*time.Second
-	if s := k.text("backoff"); s != "" && k.err == nil {
-		first, longest, err := vm.ParseBackoff(s)
+	if backoff != "" {
+		first, longest, err := vm.ParseBackoff(backoff)
 		if err != nil {
-			k.fail("%v", err)
+			return nil, vm.Errorf(vm.ErrNode, "%v", err)
 		}
 		m.first, m.longest = first, longest
 	}
-	if v := k.value("output_schema"); v != nil && k.err == nil {
-		sch, err := compileSchema(v)
+	if schema != nil {
+		sch, err := compileSchema(schema)
 		if err != nil {
-			k.fail("output_schema is not a valid JSON Schema: %s", schemaError(err))
+			return nil, vm.Errorf(vm.ErrNode, "output_schema is not a valid JSON Schema: %s", schemaError(err))
 		}
-		m.schema, m.req.Schema = sch, v
+		m.schema, m.req.Schema = sch, schema
 	}
-	if k.err == nil {
-		k.err = m.gatherTools(k)
-	}
-	if k.err != nil {
-		return nil, k.err
+	if err := m.gatherTools(tools); err != nil {
+		return nil, err
 	}
 
 	if m.name == "" {
@@ -267,8 +264,8 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 }
 
 // gatherTools lists the backend tools the tools key names and the
-// frontend tools its value holds.
-func (m *modelRun) gatherTools(k *modelKeys) error {
+// frontend tools its value, val, holds.
+func (m *modelRun) gatherTools(val any) error {
 	v := m.c.Node.Keys["tools"]
 	if v == nil {
 		return nil
@@ -288,10 +285,6 @@ func (m *modelRun) gatherTools(k *modelKeys) error {
 		m.backend[name] = t
 		m.params[name] = params
 		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: t.Description, Parameters: params})
-	}
-	val := k.value("tools")
-	if k.err != nil {
-		return k.err
 	}
 	return m.addFrontend(val)
 }
@@ -366,14 +359,12 @@ func (m *modelRun) wait(ids []string) vm.Step {
 // chat_in when the node has no prompt and no images (a stateless request
 // that answers some of them): start returns their ids to wait for.
 func (m *modelRun) start() ([]string, error) {
-	k := &modelKeys{c: m.c}
-	system := k.text("system")
-	chatIn := k.value("chat_in")
-	prompt := k.text("prompt")
-	images, err := modelImages(k.value("images"))
-	if k.err != nil {
-		return nil, k.err
+	var systemV, chatIn, promptV, imagesV any
+	if err := m.c.UnpackKeys("system", &systemV, "chat_in", &chatIn, "prompt", &promptV, "images", &imagesV); err != nil {
+		return nil, err
 	}
+	system, prompt := modelText(systemV), modelText(promptV)
+	images, err := modelImages(imagesV)
 	if err != nil {
 		return nil, vm.Errorf(vm.ErrNode, "images: %v", err)
 	}
@@ -860,33 +851,9 @@ func decodeModelJSON(s string) (any, error) {
 	return vm.Normalize(v), nil
 }
 
-// modelKeys evaluates the keys of a model node, keeping the first error.
-type modelKeys struct {
-	c   *vm.Call
-	err error
-}
-
-func (k *modelKeys) fail(format string, args ...any) {
-	if k.err == nil {
-		k.err = vm.Errorf(vm.ErrNode, format, args...)
-	}
-}
-
-func (k *modelKeys) value(name string) any {
-	if k.err != nil {
-		return nil
-	}
-	v, _, err := k.c.Key(name)
-	if err != nil {
-		k.err = err
-		return nil
-	}
-	return v
-}
-
-// text reads a string key: nil is "", other values their text.
-func (k *modelKeys) text(name string) string {
-	switch v := k.value(name).(type) {
+// modelText reads a text key's value: nil is "", other values their text.
+func modelText(v any) string {
+	switch v := v.(type) {
 	case nil:
 		return ""
 	case string:
@@ -894,43 +861,6 @@ func (k *modelKeys) text(name string) string {
 	default:
 		return vm.Text(v)
 	}
-}
-
-func (k *modelKeys) flag(name string) bool {
-	v := k.value(name)
-	b, ok := v.(bool)
-	if !ok && k.err == nil {
-		k.fail("%s must be true or false, found %s", name, modelDescribe(v))
-	}
-	return b
-}
-
-// integer reads a whole-number key; ok is false when it is absent.
-func (k *modelKeys) integer(name string) (n int, ok bool) {
-	switch v := vm.Normalize(k.value(name)).(type) {
-	case nil:
-		return 0, false
-	case int:
-		if v < 0 {
-			k.fail("%s must not be negative, found %d", name, v)
-		}
-		return v, true
-	default:
-		k.fail("%s must be a whole number, found %s", name, modelDescribe(v))
-		return 0, false
-	}
-}
-
-func (k *modelKeys) duration(name string) time.Duration {
-	s := k.text(name)
-	if s == "" || k.err != nil {
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		k.fail("%s must be a positive duration such as \"20s\", found %q", name, s)
-	}
-	return d
 }
 
 // modelDescribe names a value for a message: its JSON, shortened.

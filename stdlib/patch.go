@@ -207,7 +207,7 @@ func forDiff(v any) any {
 func patchOps(what string, v any) ([]any, error) {
 	list, ok := vm.Normalize(v).([]any)
 	if !ok {
-		return nil, vm.Errorf(vm.ErrNode, "%s: expected a list of JSON Patch operations, found %s", what, typeName(v))
+		return nil, vm.Errorf(vm.ErrNode, "%s: expected a list of JSON Patch operations, found %s", what, vm.TypeName(v))
 	}
 	ops := make([]any, len(list))
 	for i, item := range list {
@@ -223,11 +223,11 @@ func patchOps(what string, v any) ([]any, error) {
 func patchOp(item any) (map[string]any, error) {
 	m, ok := item.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("expected an object such as {op: \"replace\", path: \"/a\", value: 1}, found %s", typeName(item))
+		return nil, fmt.Errorf("expected an object such as {op: \"replace\", path: \"/a\", value: 1}, found %s", vm.TypeName(item))
 	}
 	name, ok := m["op"].(string)
 	if !ok {
-		return nil, fmt.Errorf("op must be a string, found %s", typeName(m["op"]))
+		return nil, fmt.Errorf("op must be a string, found %s", vm.TypeName(m["op"]))
 	}
 	out := map[string]any{"op": name}
 	path, err := jsonPointer(m, "path")
@@ -263,7 +263,7 @@ func jsonPointer(op map[string]any, key string) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("%s must be a string, found %s", key, typeName(v))
+		return "", fmt.Errorf("%s must be a string, found %s", key, vm.TypeName(v))
 	}
 	if s != "" && !strings.HasPrefix(s, "/") {
 		return "", fmt.Errorf("%s %q must be empty or start with \"/\"", key, s)
@@ -304,7 +304,7 @@ func applyOps(doc any, ops []any) (any, error) {
 	}
 	if _, ok := doc.(map[string]any); !ok {
 		if _, ok := doc.([]any); !ok {
-			return nil, fmt.Errorf("the document is %s, not an object or a list", typeName(doc))
+			return nil, fmt.Errorf("the document is %s, not an object or a list", vm.TypeName(doc))
 		}
 	}
 	data, err := appendJSON(nil, doc, 0)

@@ -31,39 +31,18 @@ func backoffKey(def any) vm.KeySpec {
 		Doc: `The waits between tries as "first..longest", doubling from the first up to the longest, such as "1s..8s".`}
 }
 
-// durationKey reads a positive duration; 0 when the key and its default
-// are absent.
-func durationKey(c *vm.Call, name string) (time.Duration, error) {
-	s, _, err := stringKey(c, name)
-	if err != nil || s == "" {
-		return 0, err
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		return 0, vm.Errorf(vm.ErrNode, "%s expects a positive duration such as \"20s\", found %q", name, s)
-	}
-	return d, nil
-}
-
 // retryPolicyOf reads the retry and backoff keys.
 func retryPolicyOf(c *vm.Call) (retryPolicy, error) {
 	var b retryPolicy
-	v, _, err := c.Key("retry")
-	if err != nil {
+	var s string
+	if err := c.UnpackKeys("retry", &b.retries, "backoff", &s); err != nil {
 		return b, err
 	}
-	if v != nil {
-		n, err := intArg(c.Spec.Name, "retry", v)
-		if err != nil || n < 0 {
-			return b, vm.Errorf(vm.ErrNode, "retry must be a whole number of at least 0, found %s", describeValue(v))
-		}
-		b.retries = n
-	}
-	s, _, err := stringKey(c, "backoff")
-	if err != nil {
-		return b, err
+	if b.retries < 0 {
+		return b, vm.Errorf(vm.ErrNode, "retry must be a whole number of at least 0, found %d", b.retries)
 	}
 	if s != "" {
+		var err error
 		if b.first, b.longest, err = vm.ParseBackoff(s); err != nil {
 			return b, vm.Errorf(vm.ErrNode, "backoff: %v", err)
 		}

@@ -37,24 +37,13 @@ func execSay(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, err
 	}
 	text := vm.Text(arg)
-	id, _, err := stringKey(c, "id")
-	if err != nil {
+	var id, role string
+	var silent, hidden bool
+	if err := c.UnpackKeys("id", &id, "role", &role, "silent", &silent, "hidden", &hidden); err != nil {
 		return vm.Step{}, err
 	}
 	if id == "" {
 		id = c.NextID("msg")
-	}
-	role, err := enumKey(c, "role")
-	if err != nil {
-		return vm.Step{}, err
-	}
-	silent, err := boolKey(c, "silent")
-	if err != nil {
-		return vm.Step{}, err
-	}
-	hidden, err := boolKey(c, "hidden")
-	if err != nil {
-		return vm.Step{}, err
 	}
 	events := []vm.Event{{Type: vm.TextStart, MessageID: id, Role: role}}
 	if text != "" {

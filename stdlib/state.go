@@ -66,8 +66,8 @@ type statePaths struct {
 
 // execStateSync brings the client's state from the baseline to $agent.state.
 func execStateSync(c *vm.Call, p statePaths) error {
-	only, err := boolKey(c, "snapshots_only")
-	if err != nil {
+	var only bool
+	if err := c.UnpackKeys("snapshots_only", &only); err != nil {
 		return err
 	}
 	cur, base := c.Get(p.state), c.Get(p.baseline)

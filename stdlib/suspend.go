@@ -35,8 +35,8 @@ func execSuspend(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if len(c.Resume.Interrupts) > 0 {
 		return vm.Step{}, vm.Errorf(vm.ErrResume, "the thread waits for the next user message, not for interrupt answers")
 	}
-	merge, err := objectKey(c, "merge")
-	if err != nil {
+	var merge map[string]any
+	if err := c.UnpackKeys("merge", &merge); err != nil {
 		return vm.Step{}, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(merge)) {

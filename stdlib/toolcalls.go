@@ -61,8 +61,8 @@ func toolResult(id, content string) vm.Event {
 
 // argsJSON evaluates the args key, an object ({} when absent), as JSON text.
 func argsJSON(c *vm.Call) (string, error) {
-	args, err := objectKey(c, "args")
-	if err != nil {
+	var args map[string]any
+	if err := c.UnpackKeys("args", &args); err != nil {
 		return "", err
 	}
 	if args == nil {
@@ -125,7 +125,7 @@ func chatList(c *vm.Call) (*vm.Path, []any, error) {
 	case []any:
 		return p, v, nil
 	default:
-		return nil, nil, vm.Errorf(vm.ErrNode, "chat history %s must be a list, found %s", p, describeValue(v))
+		return nil, nil, vm.Errorf(vm.ErrNode, "chat history %s must be a list, found %s", p, vm.Describe(v))
 	}
 }
 
