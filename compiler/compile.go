@@ -6,8 +6,11 @@
 // diagnostic of every file at once, sorted by position: a syntax error in
 // one file never hides another file's errors. Every expression and template
 // is compiled by expr here, and its errors point at their exact line and
-// column in the .wf file. The compiler learns node kinds only from the
-// registry; it never imports the stdlib.
+// column in the .wf file; their codes come from the phase of expr that
+// failed and the types its checker found, not from expr's wording. A
+// diagnostic about a name declared twice has a related span at the first
+// declaration. The compiler learns node kinds only from the registry; it
+// never imports the stdlib.
 package compiler
 
 import (
@@ -68,6 +71,13 @@ const (
 	CodeCallConvo       = "WF172" // call of a conversation workflow
 )
 
+// The messages of related spans that point at the first of two
+// declarations of one name.
+const (
+	firstDefined = "first defined here"
+	firstSet     = "first set here"
+)
+
 // builtinRoots are the context roots that exist without being written.
 var builtinRoots = []string{"agent", "input"}
 
@@ -93,7 +103,7 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		for _, w := range fc.ast.Workflows {
 			span := fc.span(w.Name.Pos, w.Name.EndPos)
 			if ids[w.Name.Name] {
-				fc.diags.Errorf(span, CodeDuplicateID, "workflow %q is already defined at %s", w.Name.Name, first[w.Name.Name])
+				fc.diags.Add(diag.Errorf(span, CodeDuplicateID, "workflow %q is already defined", w.Name.Name).WithRelated(first[w.Name.Name], firstDefined))
 				fc.skip = append(fc.skip, w)
 				continue
 			}

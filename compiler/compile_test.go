@@ -51,11 +51,15 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// renderDiags renders l one line a diagnostic, each followed by a line
+// for each of its related spans.
 func renderDiags(l diag.List) string {
 	var b strings.Builder
 	for _, d := range l {
-		b.WriteString(d.String())
-		b.WriteByte('\n')
+		for _, line := range d.Lines() {
+			b.WriteString(line)
+			b.WriteByte('\n')
+		}
 	}
 	return b.String()
 }

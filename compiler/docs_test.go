@@ -25,7 +25,8 @@ import (
 //
 //   - every ```wf block is a whole .wf file that compiles as example.wf
 //     without a diagnostic, unless a ```text block follows it, which then
-//     holds exactly the diagnostics it produces, one per line; a ```dot
+//     holds exactly the diagnostics it produces, one per line, each
+//     followed by a `note:` line for each of its related spans; a ```dot
 //     block after a clean ```wf block holds what `aguic graph --format dot`
 //     draws of it (-update rewrites both kinds of blocks);
 //   - every ```wf-fragment block holds statements that compile without a
@@ -140,16 +141,18 @@ func following(fs []fence, i int, lines []string) *fence {
 }
 
 // compileDoc compiles one example as example.wf and returns its
-// diagnostics, one String() per line.
+// diagnostics, one per line (see diagLines).
 func compileDoc(reg *vm.Registry, src string) []string {
 	_, diags := compiler.Compile(reg, compiler.Source{Name: "example.wf", Text: []byte(src)})
 	return diagLines(diags)
 }
 
+// diagLines renders l one line a diagnostic, each followed by a line for
+// each of its related spans.
 func diagLines(l diag.List) []string {
-	out := make([]string, len(l))
-	for i, d := range l {
-		out[i] = d.String()
+	var out []string
+	for _, d := range l {
+		out = append(out, d.Lines()...)
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
 	"github.com/expr-lang/expr/file"
+	exprlexer "github.com/expr-lang/expr/parser/lexer"
 	"github.com/expr-lang/expr/types"
 )
 
@@ -216,17 +216,15 @@ func (nilSafe) Visit(node *ast.Node) {
 	*node = c
 }
 
-// compileExpr compiles a value's expression. It returns nil after
+// compileExpr compiles a value's expression, or a condition's (asBool),
+// which must be boolean when its type is known. It returns nil after
 // reporting the error when the expression does not compile.
 func (c *fileCompiler) compileExpr(src *exprSource, e env, asBool bool) (*vm.Expr, reflect.Type) {
 	text := src.b.String()
 	r := &refs{callees: map[*ast.IdentifierNode]bool{}}
 	types := types.Map{types.Extra: types.Any}
 	opts := append(slices.Clip(c.baseOpts), expr.Env(types), expr.Patch(r), expr.Patch(nilSafe{}))
-	if asBool {
-		opts = append(opts, expr.AsBool())
-	}
-	program, err := expr.Compile(text, opts...)
+	program, err := buildExpr(text, opts, asBool)
 	if bad := c.checkRefs(src, text, r, e); bad {
 		return nil, nil
 	}
@@ -300,45 +298,54 @@ func runeToByte(s string, runes int) int {
 	return i
 }
 
-// exprError reports an expr compile error at its place in the .wf file.
+// exprError reports an expression that did not compile at its place in
+// the .wf file. The code comes from the phase that failed and what it
+// found (see buildExpr); the place from the error's location.
 func (c *fileCompiler) exprError(src *exprSource, text string, err error) {
-	msg := err.Error()
-	span := c.file.Span(src.segs[0].file, src.fileOffset(len(text)))
-	var fe *file.Error
-	if errors.As(err, &fe) {
-		msg = fe.Message
-		span = c.exprSpan(src, text, fe.Location)
-	}
-	code := CodeExpr
+	whole := c.file.Span(src.segs[0].file, src.fileOffset(len(text)))
+	var (
+		syn     *exprSyntaxError
+		check   *exprCheckError
+		notBool *notBoolError
+	)
 	switch {
-	case strings.HasPrefix(msg, "expected bool"):
-		code = CodeNotBool
-		got := strings.TrimPrefix(msg, "expected bool, but got ")
-		msg = "a condition must be boolean, found " + typeWords(got)
-	case strings.Contains(msg, "argument"):
-		code = CodeBadCall
-	case strings.HasPrefix(msg, "unexpected token EOF"):
-		msg = "incomplete expression"
-		end := src.fileOffset(len(text))
-		span = c.file.Span(end, end+1)
-	default:
-		msg = exprTokenRE.ReplaceAllStringFunc(msg, func(m string) string {
-			sub := exprTokenRE.FindStringSubmatch(m)
-			return "unexpected " + strings.ToLower(sub[1]) + " " + sub[2]
-		})
-		// `say "a" say "b"`: a second statement on the line ran into the
-		// first one's argument.
-		if word, ok := strings.CutPrefix(msg, "unexpected identifier "); ok {
-			if name, err := strconv.Unquote(word); err == nil && (lang.StartsStatement(name) || slices.Contains(c.reg.KindNames(), name)) {
-				code, msg = lang.CodeSyntax, fmt.Sprintf("expected newline or \";\" before %q", name)
-			}
+	case errors.As(err, &notBool):
+		c.diags.Errorf(whole, CodeNotBool, "%s", notBool.Error())
+	case errors.As(err, &check):
+		code := CodeExpr
+		if check.call {
+			code = CodeBadCall
 		}
+		// Some of expr's messages end with a space.
+		c.diags.Errorf(c.exprSpan(src, text, check.err.Location), code, "%s", strings.TrimSpace(check.err.Message))
+	case errors.As(err, &syn):
+		c.syntaxError(src, text, syn.err)
+	default:
+		c.diags.Errorf(whole, CodeExpr, "%s", err)
 	}
-	c.diags.Errorf(span, code, "%s", msg)
 }
 
-// exprTokenRE matches expr's `unexpected token Operator("*")`.
-var exprTokenRE = regexp.MustCompile(`unexpected token (\w+)\(("(?:[^"\\]|\\.)*")\)`)
+// syntaxError reports an expression expr's parser rejected.
+func (c *fileCompiler) syntaxError(src *exprSource, text string, err *file.Error) {
+	span := c.exprSpan(src, text, err.Location)
+	tokens := exprTokens(text)
+	t, msg, rejected := rejectedToken(tokens, err)
+	switch {
+	case rejected && t.Kind == exprlexer.EOF:
+		end := src.fileOffset(len(text))
+		c.diags.Errorf(c.file.Span(end, end+1), CodeExpr, "incomplete expression")
+	case rejected && t.Kind == exprlexer.Identifier && (lang.StartsStatement(t.Value) || slices.Contains(c.reg.KindNames(), t.Value)):
+		// `say "a" say "b"`: a second statement on the line ran into the
+		// first one's argument.
+		c.diags.Errorf(span, lang.CodeSyntax, "expected newline or \";\" before %q", t.Value)
+	case rejected:
+		c.diags.Errorf(span, CodeExpr, "%s", msg)
+	case closesCall(tokens, err):
+		c.diags.Errorf(span, CodeBadCall, "%s", err.Message)
+	default:
+		c.diags.Errorf(span, CodeExpr, "%s", err.Message)
+	}
+}
 
 // builtinNames lists expr's own builtin functions.
 func builtinNames() []string {
@@ -347,21 +354,4 @@ func builtinNames() []string {
 		names = append(names, b.Name)
 	}
 	return names
-}
-
-// typeWords names an expr type for a message: "int" → "an int".
-func typeWords(t string) string {
-	switch {
-	case t == "string":
-		return "a string"
-	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"):
-		return "an int"
-	case strings.HasPrefix(t, "float"):
-		return "a number"
-	case strings.HasPrefix(t, "map"):
-		return "an object"
-	case strings.HasPrefix(t, "[]"):
-		return "a list"
-	}
-	return t
 }

@@ -141,7 +141,7 @@ func (l *lowerer) defineLabel(lb *lang.Label, sc *scope) {
 			first, later = span, prev.span
 			l.labels[name] = &label{id: name, scope: sc, span: span}
 		}
-		l.c.diags.Errorf(later, CodeDuplicateLabel, "label %q is already defined at %s", name, first)
+		l.c.diags.Add(diag.Errorf(later, CodeDuplicateLabel, "label %q is already defined", name).WithRelated(first, firstDefined))
 		return
 	}
 	l.labels[name] = &label{id: name, scope: sc, span: span}
@@ -177,14 +177,16 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 		n := node(vm.KindSwitch)
 		l.add(n, sc)
 		hasDefault := false
+		var firstDefault diag.Span
 		for i, cs := range st.Switch.Cases {
 			if cs.Default {
 				if hasDefault {
-					c.diags.Errorf(c.span(cs.Pos, cs.Pos), CodeSwitch, "switch has more than one default")
+					c.diags.Add(diag.Errorf(c.span(cs.Pos, cs.Pos), CodeSwitch, "switch has more than one default").WithRelated(firstDefault, firstDefined))
 					l.orphan(cs.Body, sc.child("case"), fmt.Sprintf("%s.default%d", id, i+1))
 					continue
 				}
 				hasDefault = true
+				firstDefault = c.span(cs.Pos, cs.Pos)
 				n.Edges = append(n.Edges, vm.Edge{Label: vm.EdgeDefault, To: l.block(cs.Body.Stmts, sc.child("case"), id+".default", next)})
 				continue
 			}
@@ -315,15 +317,18 @@ func (l *lowerer) parallel(p *lang.Parallel, n *vm.Node, sc *scope, next string)
 	join.Edges = []vm.Edge{{Label: vm.EdgeNext, To: next}}
 	l.add(n, sc)
 	var names []string
+	var nameSpans []diag.Span
 	var writes [][]write
 	for _, b := range p.Branches {
 		name := b.Name.Name
-		if slices.Contains(names, name) {
-			c.diags.Errorf(c.span(b.Name.Pos, b.Name.EndPos), CodeDuplicate, "branch %q is already defined in this parallel", name)
+		span := c.span(b.Name.Pos, b.Name.EndPos)
+		if i := slices.Index(names, name); i >= 0 {
+			c.diags.Add(diag.Errorf(span, CodeDuplicate, "branch %q is already defined in this parallel", name).WithRelated(nameSpans[i], firstDefined))
 			l.orphan(b.Body, sc.child("branch"), fmt.Sprintf("%s.%s#%d", n.ID, name, len(names)+1))
 			continue
 		}
 		names = append(names, name)
+		nameSpans = append(nameSpans, span)
 		bs := sc.child("branch")
 		var w []write
 		bs.writes = &w
@@ -341,7 +346,9 @@ func (l *lowerer) parallel(p *lang.Parallel, n *vm.Node, sc *scope, next string)
 			for _, wj := range writes[j] {
 				for _, wi := range writes[i] {
 					if overlaps(wi.path, wj.path) {
-						c.diags.Errorf(wj.span, CodeParallelWrite, "branches %q and %q both write %s", names[i], names[j], shorter(wi.path, wj.path))
+						path := shorter(wi.path, wj.path)
+						c.diags.Add(diag.Errorf(wj.span, CodeParallelWrite, "branches %q and %q both write %s", names[i], names[j], path).
+							WithRelated(wi.span, fmt.Sprintf("branch %q writes %s here", names[i], wi.path)))
 					}
 				}
 			}

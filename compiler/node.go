@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"github.com/expr-lang/expr/ast"
 	"reflect"
 	"slices"
 	"strconv"
@@ -10,7 +9,9 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/vm"
+	"github.com/expr-lang/expr/ast"
 )
 
 // node checks a node statement against its kind's declaration and lowers it.
@@ -89,7 +90,8 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		c.diags.Errorf(kindSpan, CodeConversation, "%s is only allowed in a conversation workflow (set conversation = true)", spec.Name)
 	}
 
-	keys := map[string]bool{}
+	keys := map[string]diag.Span{} // key → where it is first set
+	has := func(key string) bool { _, ok := keys[key]; return ok }
 	if n.Body != nil {
 		for _, e := range n.Body.Entries {
 			if e.Key == nil {
@@ -102,19 +104,19 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			case ks == nil:
 				c.diags.Errorf(nameSpan, CodeUnknownKey, "unknown key %q for %s%s", name, spec.Name, suggest(name, keyNames(spec)))
 				continue
-			case keys[name]:
-				c.diags.Errorf(nameSpan, CodeDuplicate, "key %q is already set", name)
+			case has(name):
+				c.diags.Add(diag.Errorf(nameSpan, CodeDuplicate, "key %q is already set", name).WithRelated(keys[name], firstSet))
 				continue
 			}
-			keys[name] = true
+			keys[name] = nameSpan
 			out.Keys[name] = l.key(e.Key, ks, out, sc)
 		}
 	}
 	for _, ks := range spec.Keys {
-		if ks.Required && !keys[ks.Name] {
+		if ks.Required && !has(ks.Name) {
 			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
 		}
-		if ks.Writes && ks.Path != "" && !keys[ks.Name] && persists(spec, out) {
+		if ks.Writes && ks.Path != "" && !has(ks.Name) && persists(spec, out) {
 			root, rest, _ := strings.Cut(strings.TrimPrefix(ks.Path, "$"), ".")
 			p := &vm.Path{Root: root, Span: kindSpan}
 			for _, k := range strings.Split(rest, ".") {
@@ -178,7 +180,7 @@ func persists(spec *vm.KindSpec, n *vm.Node) bool {
 // lowerHandlers lowers the `on` blocks of a node and its next edge.
 func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next string, spec *vm.KindSpec) {
 	c := l.c
-	seen := map[string]bool{}
+	seen := map[string]diag.Span{} // handler → where it is first defined
 	if n.Body != nil {
 		for _, e := range n.Body.Entries {
 			h := e.Handler
@@ -198,12 +200,12 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 					c.diags.Errorf(nameSpan, CodeUnknownHandler, "unknown handler %q for %s%s", name, spec.Name, suggest(name, names))
 				}
 			}
-			if seen[name] {
-				c.diags.Errorf(nameSpan, CodeDuplicate, "handler %q is already defined", name)
+			if first, dup := seen[name]; dup {
+				c.diags.Add(diag.Errorf(nameSpan, CodeDuplicate, "handler %q is already defined", name).WithRelated(first, firstDefined))
 				l.orphan(h.Body, sc.child("handler"), fmt.Sprintf("%s.%s#%d", out.ID, name, len(seen)+1))
 				continue
 			}
-			seen[name] = true
+			seen[name] = nameSpan
 			entry := l.block(h.Body.Stmts, sc.child("handler"), out.ID+"."+name, next)
 			out.Edges = append(out.Edges, vm.Edge{Label: name, To: entry})
 		}
@@ -211,7 +213,7 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 	covered := spec != nil && len(spec.Handlers) > 0
 	if spec != nil {
 		for _, hs := range spec.Handlers {
-			if !seen[hs.Name] {
+			if _, defined := seen[hs.Name]; !defined {
 				covered = false
 				if hs.Required {
 					c.diags.Errorf(c.span(n.Kind.Pos, n.Kind.EndPos), CodeMissingHandler, "%s needs an `on %s { … }` handler", spec.Name, hs.Name)
@@ -490,24 +492,6 @@ func typeFits(t reflect.Type, want vm.Type) bool {
 		return k == reflect.Slice || k == reflect.Array
 	}
 	return true
-}
-
-func describeType(t reflect.Type) string {
-	switch k := t.Kind(); {
-	case k == reflect.String:
-		return "a string"
-	case k == reflect.Bool:
-		return "a bool"
-	case k >= reflect.Int && k <= reflect.Uint64:
-		return "an int"
-	case k == reflect.Float32 || k == reflect.Float64:
-		return "a number"
-	case k == reflect.Map:
-		return "an object"
-	case k == reflect.Slice || k == reflect.Array:
-		return "a list"
-	}
-	return t.String()
 }
 
 func article(t vm.Type) string {

@@ -25,7 +25,7 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	c.writes = map[string]bool{}
 	wf := &vm.Workflow{ID: w.Name.Name, Span: c.span(w.Pos, w.EndPos)}
 
-	seen := map[string]bool{}
+	seen := map[string]diag.Span{} // attribute → where it is first set
 	var flows []*lang.Member
 	var tools []*lang.Tool
 	for _, m := range w.Members {
@@ -38,11 +38,14 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 			c.workflowAttr(wf, m.Attr, seen)
 		}
 	}
+	toolNames := map[string]diag.Span{} // tool → where its name is first declared
 	for _, t := range tools {
-		if wf.Tool(t.Name.Name) != nil {
-			c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeDuplicateTool, "tool %q is already defined in workflow %q", t.Name.Name, wf.ID)
+		span := c.span(t.Name.Pos, t.Name.EndPos)
+		if first, dup := toolNames[t.Name.Name]; dup {
+			c.diags.Add(diag.Errorf(span, CodeDuplicateTool, "tool %q is already defined in workflow %q", t.Name.Name, wf.ID).WithRelated(first, firstDefined))
 			continue
 		}
+		toolNames[t.Name.Name] = span
 		wf.Tools = append(wf.Tools, &vm.Tool{Name: t.Name.Name, Span: c.span(t.Pos, t.EndPos)})
 	}
 	for _, t := range tools {
@@ -55,8 +58,9 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	case 0:
 		c.diags.Errorf(c.span(w.Name.Pos, w.Name.EndPos), CodeFlow, "workflow %q has no flow block", wf.ID)
 	default:
+		first := c.span(flows[0].Pos, flows[0].Pos)
 		for _, extra := range flows[1:] {
-			c.diags.Errorf(c.span(extra.Pos, extra.Pos), CodeFlow, "workflow %q has more than one flow block", wf.ID)
+			c.diags.Add(diag.Errorf(c.span(extra.Pos, extra.Pos), CodeFlow, "workflow %q has more than one flow block", wf.ID).WithRelated(first, firstDefined))
 		}
 		l := newLowerer(c, wf)
 		l.flow(flows[0].Flow)
@@ -65,14 +69,14 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	return wf
 }
 
-func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[string]bool) {
+func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[string]diag.Span) {
 	name := a.Name.Name
 	span := c.span(a.Name.Pos, a.Name.EndPos)
-	if seen[name] {
-		c.diags.Errorf(span, CodeDuplicate, "attribute %q is already set", name)
+	if first, dup := seen[name]; dup {
+		c.diags.Add(diag.Errorf(span, CodeDuplicate, "attribute %q is already set", name).WithRelated(first, firstSet))
 		return
 	}
-	seen[name] = true
+	seen[name] = span
 	switch name {
 	case "title":
 		wf.Title, _ = c.literalString(a, "a workflow's title")
@@ -117,7 +121,7 @@ func (c *fileCompiler) literalString(a *lang.Attr, what string) (string, bool) {
 // tool checks a tool block: its attributes and its one implementation.
 func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	e := env{args: true}
-	seen := map[string]bool{}
+	seen := map[string]diag.Span{} // attribute → where it is first set
 	var impls []*lang.ToolItem
 	for _, item := range t.Items {
 		name := item.Name.Name
@@ -133,11 +137,11 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 			}
 			continue
 		}
-		if seen[name] {
-			c.diags.Errorf(span, CodeDuplicate, "%q is already set in tool %q", name, tool.Name)
+		if first, dup := seen[name]; dup {
+			c.diags.Add(diag.Errorf(span, CodeDuplicate, "%q is already set in tool %q", name, tool.Name).WithRelated(first, firstSet))
 			continue
 		}
-		seen[name] = true
+		seen[name] = span
 		attr := &lang.Attr{Pos: item.Pos, EndPos: item.EndPos, Name: item.Name, Value: item.Value}
 		switch name {
 		case "description":
@@ -151,7 +155,7 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 			c.diags.Errorf(span, CodeUnknownKey, "unknown tool key %q%s", name, suggest(name, toolAttrs))
 		}
 	}
-	if tool.Description == "" && !seen["description"] {
+	if _, set := seen["description"]; tool.Description == "" && !set {
 		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeMissingKey, "tool %q needs a description", tool.Name)
 	}
 	switch len(impls) {

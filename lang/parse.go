@@ -12,9 +12,9 @@ package lang
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/alecthomas/participle/v2"
@@ -165,40 +165,65 @@ func checkDepth(name string, src []byte, tokens []lexer.Token) (diag.Diagnostic,
 	return diag.Diagnostic{}, true
 }
 
-var unexpectedRE = regexp.MustCompile(`^unexpected token "((?:[^"\\]|\\.)*)"(?: \(expected (.*)\))?$`)
-
 // syntaxError turns a lexer or parser error into a diagnostic that says
-// what was expected and what was found.
+// what was expected and what was found. What it says comes from the error's
+// type and the token it holds: participle's *UnexpectedTokenError (what the
+// parser expected is read by expectedOf), the lexer's *lexer.Error (input
+// no token matches) or another participle.Error (its own message).
 func syntaxError(name string, src []byte, err error, tokens ...lexer.Token) diag.Diagnostic {
 	f := diag.NewFile(name, src)
 	if d, ok := unterminated(f, err, tokens); ok {
 		return d
 	}
-	var perr participle.Error
-	if !errors.As(err, &perr) {
-		return diag.Errorf(diag.Span{File: name}, CodeSyntax, "%v", err)
-	}
-	pos := perr.Position()
-	msg := perr.Message()
-	width := 1
 	var ute *participle.UnexpectedTokenError
 	if errors.As(err, &ute) {
-		width = max(1, len(ute.Unexpected.Value))
-		msg = describeUnexpected(ute.Unexpected, msg)
-	} else if m := unexpectedRE.FindStringSubmatch(msg); m != nil {
-		msg = "unexpected " + m[1]
-	} else if strings.HasPrefix(msg, "lexer: invalid input text") {
-		r := []rune(string(src[min(pos.Offset, len(src)):]))
-		found := "end of file"
-		if len(r) > 0 {
-			found = strconv.QuoteRune(r[0])
-		}
-		msg = fmt.Sprintf("unexpected character %s", found)
-		if found == `'\''` || found == "'`'" {
-			msg = "unterminated string literal"
-		}
+		at := ute.Unexpected
+		return diag.Errorf(f.Span(at.Pos.Offset, at.Pos.Offset+max(1, len(at.Value))), CodeSyntax, "%s", describeUnexpected(at, expectedOf(ute)))
 	}
-	return diag.Errorf(f.Span(pos.Offset, pos.Offset+width), CodeSyntax, "%s", msg)
+	var lerr *lexer.Error
+	if errors.As(err, &lerr) {
+		at := min(lerr.Pos.Offset, len(src))
+		return diag.Errorf(f.Span(at, at+1), CodeSyntax, "%s", unexpectedChar(src[at:]))
+	}
+	var perr participle.Error
+	if errors.As(err, &perr) {
+		at := perr.Position().Offset
+		return diag.Errorf(f.Span(at, at+1), CodeSyntax, "%s", perr.Message())
+	}
+	return diag.Errorf(diag.Span{File: name}, CodeSyntax, "%v", err)
+}
+
+// unexpectedChar describes the first character of rest, where no token of
+// the lexer matches.
+func unexpectedChar(rest []byte) string {
+	r, size := utf8.DecodeRune(rest)
+	switch {
+	case size == 0:
+		return "unexpected end of file"
+	case r == '\'' || r == '`':
+		// A quote no token matches opens a string that does not close.
+		return "unterminated string literal"
+	}
+	return fmt.Sprintf("unexpected character %s", strconv.QuoteRune(r))
+}
+
+// expectedOf returns participle's grammar text for what the parser expected
+// instead of ute's token (`"}" | Stmt`), or "" when it says nothing.
+//
+// Participle keeps the grammar node it expected unexported and shows it
+// only in the message, as `unexpected token "x" (expected …)`: this is the
+// one place that reads that message. It cuts off the prefix participle
+// builds from the token it holds, so only the expected part is read.
+func expectedOf(ute *participle.UnexpectedTokenError) string {
+	rest, ok := strings.CutPrefix(ute.Message(), fmt.Sprintf("unexpected token %q", ute.Unexpected))
+	if !ok {
+		return ""
+	}
+	rest, ok = strings.CutPrefix(rest, " (expected ")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSuffix(rest, ")")
 }
 
 // unterminated reports a string, heredoc or interpolation left open where
@@ -240,8 +265,10 @@ func unterminated(f *diag.File, err error, tokens []lexer.Token) (diag.Diagnosti
 	return diag.Errorf(span, CodeSyntax, `unterminated string literal (use """ for a string of several lines)`), true
 }
 
-// describeUnexpected rewords participle's "unexpected token" message.
-func describeUnexpected(t lexer.Token, msg string) string {
+// describeUnexpected says what is wrong with the unexpected token t, where
+// the parser expected what expected says in participle's grammar text (""
+// when it does not say).
+func describeUnexpected(t lexer.Token, expected string) string {
 	switch t.Type {
 	case tokenTypes["BadComment"]:
 		return "unterminated block comment"
@@ -255,18 +282,17 @@ func describeUnexpected(t lexer.Token, msg string) string {
 	case t.Type == tokenTypes["Label"]:
 		return fmt.Sprintf("unexpected %q (a map literal in a condition needs parentheses: `if x == ({k: v}) {`)", t.Value)
 	}
-	m := unexpectedRE.FindStringSubmatch(msg)
-	if m == nil || m[2] == "" {
+	if expected == "" {
 		return "unexpected " + found
 	}
-	if strings.HasPrefix(m[2], `"}"`) {
+	if strings.HasPrefix(expected, `"}"`) {
 		// The parser gave up on a statement and reports the block around
 		// it; say what the statement needs instead.
 		if hint, ok := statementHints[t.Value]; ok {
 			return hint
 		}
 	}
-	return fmt.Sprintf("expected %s, found %s", describeExpected(m[2]), found)
+	return fmt.Sprintf("expected %s, found %s", describeExpected(expected), found)
 }
 
 // statementHints say what a statement needs, keyed by the token the parser

@@ -23,9 +23,12 @@ directory.
 
 Diagnostics go to standard output, sorted by file and position. The text
 format prints each as file:line:col: severity[code]: message with the source
-line and a caret, then a summary, and nothing at all for a clean program;
-json prints one array of objects (an empty one when clean); github prints
-GitHub Actions workflow commands.`,
+line and a caret, then a summary, and nothing at all for a clean program; a
+diagnostic that involves another place, such as the first of two
+declarations of one name, is followed by a file:line:col: note: line for
+it. json prints one array of objects (an empty one when clean), with the
+notes in "related"; github prints GitHub Actions workflow commands, and a
+notice at the place of each note.`,
 		examples: `
 # Check every .wf file under the current directory.
 aguic check

@@ -49,7 +49,8 @@ func TestScript(t *testing.T) {
 }
 
 // cmdDiagJSON checks that a file (stdout, usually) holds a JSON array of n
-// diagnostics, each with every field of the stable shape.
+// diagnostics, each with every field of the stable shape, and each of its
+// related spans, if any, with every field of theirs.
 //
 //	diagjson stdout 3
 func cmdDiagJSON(ts *testscript.TestScript, neg bool, args []string) {
@@ -77,6 +78,25 @@ func cmdDiagJSON(ts *testscript.TestScript, neg bool, args []string) {
 		for _, field := range []string{"file", "line", "column", "endLine", "endColumn", "severity", "code", "message"} {
 			if _, ok := d[field]; !ok {
 				ts.Fatalf("diagnostic %d has no %q field: %v", i, field, d)
+			}
+		}
+		related, ok := d["related"]
+		if !ok {
+			continue
+		}
+		list, ok := related.([]any)
+		if !ok || len(list) == 0 {
+			ts.Fatalf("diagnostic %d: related is not a non-empty array: %v", i, related)
+		}
+		for j, r := range list {
+			r, ok := r.(map[string]any)
+			if !ok {
+				ts.Fatalf("diagnostic %d: related %d is not an object: %v", i, j, list[j])
+			}
+			for _, field := range []string{"file", "line", "column", "endLine", "endColumn", "message"} {
+				if _, ok := r[field]; !ok {
+					ts.Fatalf("diagnostic %d: related %d has no %q field: %v", i, j, field, r)
+				}
 			}
 		}
 	}

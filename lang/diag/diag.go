@@ -4,8 +4,12 @@
 //
 // It is a leaf: it imports nothing of the project. A Pos counts lines from 1,
 // columns from 1 in runes, and offsets from 0 in bytes; a Span's End is
-// exclusive. A List renders as `file:line:col: error[WF101]: message`
-// followed by the source line and a caret under the span.
+// exclusive. Positions are data: a diagnostic's place is its Span, and the
+// other places it involves (the first declaration of a name declared twice)
+// are its Related spans, never text inside a message. A List renders as
+// `file:line:col: error[WF101]: message` followed by the source line and a
+// caret under the span, and a `file:line:col: note: message` line for each
+// related span.
 package diag
 
 import (
@@ -70,8 +74,29 @@ func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil
 type Diagnostic struct {
 	Span     Span
 	Severity Severity
-	Code     string // stable code such as "WF101"
-	Message  string // lower case, no final period
+	Code     string    // stable code such as "WF101"
+	Message  string    // lower case, no final period
+	Related  []Related // other places the problem involves, in the order to show them
+}
+
+// Related is another place a diagnostic involves, such as the first
+// declaration of a name declared twice, with a short message that says
+// what is there: "first defined here".
+type Related struct {
+	Span    Span
+	Message string // lower case, no final period
+}
+
+// String renders r on one line: file:line:col: note: message.
+func (r Related) String() string {
+	return fmt.Sprintf("%s: %s: %s", r.Span, Note, r.Message)
+}
+
+// WithRelated returns d with one more related span, shown after the
+// others.
+func (d Diagnostic) WithRelated(span Span, message string) Diagnostic {
+	d.Related = append(slices.Clip(d.Related), Related{Span: span, Message: message})
+	return d
 }
 
 // Errorf builds an error diagnostic.
@@ -85,8 +110,20 @@ func Warningf(span Span, code, format string, args ...any) Diagnostic {
 }
 
 // String renders d on one line: file:line:col: severity[code]: message.
+// The related spans are left out; Lines has them.
 func (d Diagnostic) String() string {
 	return fmt.Sprintf("%s: %s[%s]: %s", d.Span, d.Severity, d.Code, d.Message)
+}
+
+// Lines renders d as its String line followed by one line for each
+// related span, without source lines or carets.
+func (d Diagnostic) Lines() []string {
+	lines := make([]string, 0, 1+len(d.Related))
+	lines = append(lines, d.String())
+	for _, r := range d.Related {
+		lines = append(lines, r.String())
+	}
+	return lines
 }
 
 // List is a set of diagnostics, usually from several files.
@@ -121,8 +158,8 @@ func (l List) Count(s Severity) int {
 	return n
 }
 
-// Sort orders l by file, position, severity, code and message, and drops
-// exact duplicates.
+// Sort orders l by file, position, severity, code, message and related
+// spans, and drops exact duplicates.
 func (l *List) Sort() {
 	slices.SortStableFunc(*l, compare)
 	*l = slices.CompactFunc(*l, func(a, b Diagnostic) bool { return compare(a, b) == 0 })
@@ -130,13 +167,23 @@ func (l *List) Sort() {
 
 func compare(a, b Diagnostic) int {
 	return cmp.Or(
-		cmp.Compare(a.Span.File, b.Span.File),
-		cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset),
-		cmp.Compare(a.Span.Start.Line, b.Span.Start.Line),
-		cmp.Compare(a.Span.Start.Col, b.Span.Start.Col),
+		compareSpans(a.Span, b.Span),
 		cmp.Compare(a.Severity, b.Severity),
 		cmp.Compare(a.Code, b.Code),
 		cmp.Compare(a.Message, b.Message),
+		slices.CompareFunc(a.Related, b.Related, func(a, b Related) int {
+			return cmp.Or(compareSpans(a.Span, b.Span), cmp.Compare(a.Message, b.Message))
+		}),
+	)
+}
+
+// compareSpans orders spans by file and start.
+func compareSpans(a, b Span) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Start.Offset, b.Start.Offset),
+		cmp.Compare(a.Start.Line, b.Start.Line),
+		cmp.Compare(a.Start.Col, b.Start.Col),
 	)
 }
 

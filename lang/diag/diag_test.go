@@ -3,6 +3,8 @@ package diag
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"testing"
 )
 
@@ -65,26 +67,63 @@ func TestSortDedupes(t *testing.T) {
 }
 
 func TestWriteText(t *testing.T) {
-	src := []byte("wf 1\n\tsay  \"hi\"\nmulti\nline\n")
-	fs := FileSet{}
-	f := fs.Add("a.wf", src)
-	l := List{
-		Errorf(f.Span(6, 9), "WF101", "unknown node kind %q", "say"),
-		Warningf(f.Span(16, 24), "WF160", "spans lines"),
+	tests := []struct {
+		name string
+		list func(fs FileSet) List
+		want string
+	}{
+		{
+			name: "carets",
+			list: func(fs FileSet) List {
+				f := fs.Add("a.wf", []byte("wf 1\n\tsay  \"hi\"\nmulti\nline\n"))
+				return List{
+					Errorf(f.Span(6, 9), "WF101", "unknown node kind %q", "say"),
+					Warningf(f.Span(16, 24), "WF160", "spans lines"),
+				}
+			},
+			want: "a.wf:2:2: error[WF101]: unknown node kind \"say\"\n" +
+				"     say  \"hi\"\n" +
+				"     ^~~\n" +
+				"a.wf:3:1: warning[WF160]: spans lines\n" +
+				"    multi\n" +
+				"    ^~~~~\n" +
+				"1 error, 1 warning\n",
+		},
+		{
+			name: "related",
+			list: related,
+			want: "b.wf:2:10: error[WF121]: workflow \"w\" is already defined\n" +
+				"    workflow w {\n" +
+				"             ^\n" +
+				"a.wf:1:10: note: first defined here\n" +
+				"    workflow w {\n" +
+				"             ^\n" +
+				"1 error\n",
+		},
 	}
-	var b bytes.Buffer
-	if err := l.WriteText(&b, fs); err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := FileSet{}
+			l := tt.list(fs)
+			var b bytes.Buffer
+			if err := l.WriteText(&b, fs); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Errorf("got\n%s\nwant\n%s", b.String(), tt.want)
+			}
+		})
 	}
-	want := "a.wf:2:2: error[WF101]: unknown node kind \"say\"\n" +
-		"     say  \"hi\"\n" +
-		"     ^~~\n" +
-		"a.wf:3:1: warning[WF160]: spans lines\n" +
-		"    multi\n" +
-		"    ^~~~~\n" +
-		"1 error, 1 warning\n"
-	if b.String() != want {
-		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+}
+
+func TestLines(t *testing.T) {
+	got := related(FileSet{})[0].Lines()
+	want := []string{
+		`b.wf:2:10: error[WF121]: workflow "w" is already defined`,
+		"a.wf:1:10: note: first defined here",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Lines() = %q, want %q", got, want)
 	}
 }
 
@@ -145,5 +184,53 @@ func TestWriteGitHubEscapes(t *testing.T) {
 		"::warning file=dir%2Cx/a%3Ab.wf,line=1,col=2,endLine=1,endColumn=3,title=WF160::w\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// related is a duplicate declaration in b.wf whose first declaration is in
+// a.wf, both files of fs.
+func related(fs FileSet) List {
+	a := fs.Add("a.wf", []byte("workflow w {\n"))
+	b := fs.Add("b.wf", []byte("wf 1\nworkflow w {\n"))
+	return List{Errorf(b.Span(14, 15), "WF121", "workflow %q is already defined", "w").WithRelated(a.Span(9, 10), "first defined here")}
+}
+
+func TestWriteJSONRelated(t *testing.T) {
+	var b bytes.Buffer
+	if err := related(FileSet{}).WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		Code    string           `json:"code"`
+		Related []map[string]any `json:"related"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"file": "a.wf", "line": 1.0, "column": 10.0, "endLine": 1.0, "endColumn": 11.0, "message": "first defined here"}
+	if len(got) != 1 || len(got[0].Related) != 1 || !maps.Equal(got[0].Related[0], want) {
+		t.Errorf("got %+v, want one diagnostic with related %v", got, want)
+	}
+}
+
+func TestWriteGitHubRelated(t *testing.T) {
+	var b bytes.Buffer
+	if err := related(FileSet{}).WriteGitHub(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "::error file=b.wf,line=2,col=10,endLine=2,endColumn=11,title=WF121::workflow \"w\" is already defined\n" +
+		"::notice file=a.wf,line=1,col=10,endLine=1,endColumn=11,title=WF121::first defined here (workflow \"w\" is already defined)\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+func TestSortKeepsDifferentRelated(t *testing.T) {
+	f := NewFile("a.wf", []byte("abc\n"))
+	d := Errorf(f.Span(2, 3), "WF109", "key %q is already set", "k")
+	l := List{d.WithRelated(f.Span(0, 1), "first set here"), d.WithRelated(f.Span(1, 2), "first set here"), d.WithRelated(f.Span(0, 1), "first set here")}
+	l.Sort()
+	if len(l) != 2 {
+		t.Errorf("Sort kept %d diagnostics, want 2: %v", len(l), l)
 	}
 }

@@ -14,15 +14,20 @@ import (
 //	    source line
 //	    ^~~~
 //
-// The source line and caret are left out when fs does not hold the file.
-// It ends with a summary line when l is not empty.
+// followed by each of its related spans the same way:
+//
+//	file:line:col: note: first defined here
+//	    source line
+//	    ^~~~
+//
+// A source line and caret are left out when fs does not hold the file.
+// It ends with a summary line, which counts no notes, when l is not empty.
 func (l List) WriteText(w io.Writer, fs FileSet) error {
 	var b strings.Builder
 	for _, d := range l {
-		b.WriteString(d.String())
-		b.WriteByte('\n')
-		if f := fs[d.Span.File]; f != nil && d.Span.Start.IsValid() {
-			writeCaret(&b, f, d.Span)
+		writeLocated(&b, d.String(), fs, d.Span)
+		for _, r := range d.Related {
+			writeLocated(&b, r.String(), fs, r.Span)
 		}
 	}
 	if len(l) > 0 {
@@ -51,6 +56,16 @@ func (l List) Summary() string {
 	return plural(errs, "error")
 }
 
+// writeLocated writes a header line and, when fs holds the span's file,
+// the source line with a caret under the span.
+func writeLocated(b *strings.Builder, header string, fs FileSet, s Span) {
+	b.WriteString(header)
+	b.WriteByte('\n')
+	if f := fs[s.File]; f != nil && s.Start.IsValid() {
+		writeCaret(b, f, s)
+	}
+}
+
 // writeCaret writes the span's first line, indented, and a caret line under
 // the span (to the end of that line when the span runs past it).
 func writeCaret(b *strings.Builder, f *File, s Span) {
@@ -75,28 +90,46 @@ func writeCaret(b *strings.Builder, f *File, s Span) {
 	b.WriteByte('\n')
 }
 
+// jsonSpan is the stable JSON shape of a span.
+type jsonSpan struct {
+	File      string `json:"file"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"endLine"`
+	EndColumn int    `json:"endColumn"`
+}
+
+func toJSONSpan(s Span) jsonSpan {
+	return jsonSpan{File: s.File, Line: s.Start.Line, Column: s.Start.Col, EndLine: s.End.Line, EndColumn: s.End.Col}
+}
+
 // jsonDiagnostic is the stable JSON shape of one diagnostic.
 type jsonDiagnostic struct {
-	File      string   `json:"file"`
-	Line      int      `json:"line"`
-	Column    int      `json:"column"`
-	EndLine   int      `json:"endLine"`
-	EndColumn int      `json:"endColumn"`
-	Severity  Severity `json:"severity"`
-	Code      string   `json:"code"`
-	Message   string   `json:"message"`
+	jsonSpan
+	Severity Severity      `json:"severity"`
+	Code     string        `json:"code"`
+	Message  string        `json:"message"`
+	Related  []jsonRelated `json:"related,omitempty"`
+}
+
+// jsonRelated is the stable JSON shape of a related span.
+type jsonRelated struct {
+	jsonSpan
+	Message string `json:"message"`
 }
 
 // WriteJSON renders l as one JSON array of objects with file, line, column,
-// endLine, endColumn, severity, code and message.
+// endLine, endColumn, severity, code and message, and, when the diagnostic
+// has related spans, related: an array of objects with file, line, column,
+// endLine, endColumn and message.
 func (l List) WriteJSON(w io.Writer) error {
 	out := make([]jsonDiagnostic, 0, len(l))
 	for _, d := range l {
-		out = append(out, jsonDiagnostic{
-			File: d.Span.File, Line: d.Span.Start.Line, Column: d.Span.Start.Col,
-			EndLine: d.Span.End.Line, EndColumn: d.Span.End.Col,
-			Severity: d.Severity, Code: d.Code, Message: d.Message,
-		})
+		j := jsonDiagnostic{jsonSpan: toJSONSpan(d.Span), Severity: d.Severity, Code: d.Code, Message: d.Message}
+		for _, r := range d.Related {
+			j.Related = append(j.Related, jsonRelated{jsonSpan: toJSONSpan(r.Span), Message: r.Message})
+		}
+		out = append(out, j)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -104,7 +137,13 @@ func (l List) WriteJSON(w io.Writer) error {
 }
 
 // WriteGitHub renders l as GitHub Actions workflow commands, one a line:
-// ::error file=F,line=L,col=C,endLine=L,endColumn=C,title=WF101::message
+//
+//	::error file=F,line=L,col=C,endLine=L,endColumn=C,title=WF101::message
+//
+// followed by a notice at each related span of the diagnostic, which
+// carries the diagnostic's code and says what is there and why:
+//
+//	::notice file=F,line=L,col=C,endLine=L,endColumn=C,title=WF121::first defined here (workflow "a" is already defined)
 func (l List) WriteGitHub(w io.Writer) error {
 	var b strings.Builder
 	for _, d := range l {
@@ -115,14 +154,22 @@ func (l List) WriteGitHub(w io.Writer) error {
 		case Note:
 			kind = "notice"
 		}
-		fmt.Fprintf(&b, "::%s file=%s,line=%d,col=%d", kind, ghProperty(d.Span.File), d.Span.Start.Line, d.Span.Start.Col)
-		if d.Span.End.IsValid() {
-			fmt.Fprintf(&b, ",endLine=%d,endColumn=%d", d.Span.End.Line, d.Span.End.Col)
+		writeCommand(&b, kind, d.Span, d.Code, d.Message)
+		for _, r := range d.Related {
+			writeCommand(&b, "notice", r.Span, d.Code, fmt.Sprintf("%s (%s)", r.Message, d.Message))
 		}
-		fmt.Fprintf(&b, ",title=%s::%s\n", ghProperty(d.Code), ghData(d.Message))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCommand writes one workflow command that annotates span.
+func writeCommand(b *strings.Builder, kind string, s Span, title, message string) {
+	fmt.Fprintf(b, "::%s file=%s,line=%d,col=%d", kind, ghProperty(s.File), s.Start.Line, s.Start.Col)
+	if s.End.IsValid() {
+		fmt.Fprintf(b, ",endLine=%d,endColumn=%d", s.End.Line, s.End.Col)
+	}
+	fmt.Fprintf(b, ",title=%s::%s\n", ghProperty(title), ghData(message))
 }
 
 // ghData escapes a workflow command's message.
