@@ -176,9 +176,6 @@ func (h *Host) logRecovered(r store.Recovered) {
 // backups, with Config.Backup).
 func (h *Host) Handler() http.Handler { return h.handler }
 
-// Versions are the workflow versions the host runs threads on.
-func (h *Host) Versions() *Versions { return h.versions }
-
 // Shutdown stops taking runs and waits for the runs in progress until ctx
 // is done; then it cancels them, and each ends with its terminal event and
 // saves its outcome. Then it stops the recovery and the maintenance. It

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
 )
 
 // NodeLifecycleActivity is the activityType of the node-lifecycle
@@ -16,8 +17,8 @@ const (
 	phaseError    = "error"    // it failed (or the run was cancelled in it)
 )
 
-// lifecycle is the live sink of a run that also streams the lifecycle of
-// the nodes of its main flow, so a UI can highlight the node that runs:
+// lifecycle streams the lifecycle of the nodes of a run's main flow, so a
+// UI can highlight the node that runs:
 // one activity message per run, "activity:lifecycle-<runId>", whose
 // content is {node: {nodeId, kind, label?, text, phase, next?, error?,
 // code?}}. The first node's start is an ACTIVITY_SNAPSHOT that creates the
@@ -31,13 +32,14 @@ type lifecycle struct {
 	sent      bool // the snapshot went out; the vm serializes the calls
 }
 
-// live returns the sink that streams r's events: r itself, or r with its
-// node lifecycle when the server is configured for it.
-func (s *Server) live(r *run) vm.Sink {
-	if !s.cfg.NodeLifecycle {
-		return r
+// live is what streams r as it runs: its events, and the lifecycle of its
+// nodes when the server is configured for it.
+func (s *Server) live(r *run) store.Live {
+	l := store.Live{Events: r.EmitSeq}
+	if s.cfg.NodeLifecycle {
+		l.Nodes = &lifecycle{run: r, messageID: vm.ActivityPrefix + "lifecycle-" + r.id}
 	}
-	return &lifecycle{run: r, messageID: vm.ActivityPrefix + "lifecycle-" + r.id}
+	return l
 }
 
 // nodeState is the value of /node.

@@ -223,10 +223,6 @@ func New(cfg Config) (*Server, error) {
 // Handler returns the server's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// API returns the Huma API, to register more operations beside the
-// server's.
-func (s *Server) API() huma.API { return s.api }
-
 // Shutdown stops accepting runs and waits until the runs in progress end
 // or ctx is done; then it cancels them, so each ends with its terminal
 // event, and waits for them to save their outcome. It returns ctx.Err()

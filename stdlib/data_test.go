@@ -510,7 +510,7 @@ func TestActivityBaselineIsSaved(t *testing.T) {
 	f = vmtest.Reload(t, f)
 	f.Context["input"].(map[string]any)["plan"].(map[string]any)["n"] = 2
 	rec = &vmtest.Recorder{}
-	if o := m.Run(context.Background(), f, nil, rec); o.Status != vm.Finished {
+	if o := m.Run(context.Background(), f, nil, vm.Observer{Events: rec}); o.Status != vm.Finished {
 		t.Fatalf("second run: %+v: %v", o, o.Err)
 	}
 	want := `ACTIVITY_DELTA msg=activity:p activity=PLAN patch=[{"op":"replace","path":"/n","value":2}]`
@@ -842,7 +842,7 @@ func TestHTTPCancel(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan vm.Outcome)
-	go func() { done <- m.Run(ctx, f, nil, &vmtest.Recorder{}) }()
+	go func() { done <- m.Run(ctx, f, nil, vm.Observer{Events: &vmtest.Recorder{}}) }()
 	<-started
 	cancel()
 	if o := <-done; o.Status != vm.Cancelled {
@@ -987,7 +987,7 @@ func BenchmarkStateSync(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		hidden["state"] = base // the sync replaces it, never changes it
-		if o := m.Run(context.Background(), f, nil, sink); o.Status != vm.Finished {
+		if o := m.Run(context.Background(), f, nil, vm.Observer{Events: sink}); o.Status != vm.Finished {
 			b.Fatalf("%+v %v", o, o.Err)
 		}
 	}
@@ -1011,7 +1011,7 @@ func BenchmarkHTTPGet(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if o := m.Run(context.Background(), f, nil, nil); o.Status != vm.Finished {
+		if o := m.Run(context.Background(), f, nil, vm.Observer{}); o.Status != vm.Finished {
 			b.Fatalf("%+v %v", o, o.Err)
 		}
 	}

@@ -59,7 +59,7 @@ func newMsgConversation(t *testing.T, src string, ctx map[string]any) *msgConver
 // run runs the first turn.
 func (c *msgConversation) run() (vm.Outcome, *vmtest.Recorder) {
 	rec := &vmtest.Recorder{}
-	return c.m.Run(context.Background(), c.f, nil, rec), rec
+	return c.m.Run(context.Background(), c.f, nil, vm.Observer{Events: rec}), rec
 }
 
 // resume runs a later turn twice, on the frame in memory and on the frame
@@ -76,9 +76,9 @@ func (c *msgConversation) resume(tn msgTurn) (vm.Outcome, *vmtest.Recorder) {
 	}
 	loaded := vmtest.Reload(c.t, c.f)
 	rec := &vmtest.Recorder{}
-	o := c.m.Run(context.Background(), c.f, tn.resume(), rec)
+	o := c.m.Run(context.Background(), c.f, tn.resume(), vm.Observer{Events: rec})
 	lrec := &vmtest.Recorder{}
-	lo := c.m.Run(context.Background(), loaded, tn.resume(), lrec)
+	lo := c.m.Run(context.Background(), loaded, tn.resume(), vm.Observer{Events: lrec})
 	if got, want := lrec.Text(), rec.Text(); got != want {
 		c.t.Errorf("events after a reload differ:\n--- reloaded\n%s--- in memory\n%s", got, want)
 	}
@@ -602,7 +602,7 @@ func TestFrontendToolStaleCall(t *testing.T) {
 	}
 	c.f.Suspended, c.f.Node = false, "ask" // the node runs again, not resumed
 	rec := &vmtest.Recorder{}
-	o := c.m.Run(context.Background(), c.f, nil, rec)
+	o := c.m.Run(context.Background(), c.f, nil, vm.Observer{Events: rec})
 	if o.Status != vm.Suspended || o.Wait.ToolCallIDs[0] != "call-f1-2" {
 		t.Fatalf("outcome %s", msgOutcome(o))
 	}
@@ -862,7 +862,7 @@ func BenchmarkSay(b *testing.B) {
 	sink := vm.SinkFunc(func(vm.Event) error { return nil })
 	ctx := context.Background()
 	for b.Loop() {
-		if o := m.Run(ctx, f, nil, sink); o.Status != vm.Finished {
+		if o := m.Run(ctx, f, nil, vm.Observer{Events: sink}); o.Status != vm.Finished {
 			b.Fatal(msgOutcome(o))
 		}
 	}

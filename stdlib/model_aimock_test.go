@@ -426,12 +426,12 @@ func TestModelAimockCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	rec := &vmtest.Recorder{}
-	o := m.Run(ctx, f, nil, vm.SinkFunc(func(e vm.Event) error {
+	o := m.Run(ctx, f, nil, vm.Observer{Events: vm.SinkFunc(func(e vm.Event) error {
 		if e.Type == vm.TextContent && !e.Silent {
 			cancel()
 		}
 		return rec.Emit(e)
-	}))
+	})})
 	if o.Status != vm.Cancelled {
 		t.Fatalf("outcome %s %+v, want cancelled", o.Status, o.Err)
 	}

@@ -129,7 +129,7 @@ func runArchive(t *testing.T, files map[string][]byte, reload bool) string {
 			f = vmtest.Reload(t, f)
 		}
 		rec = &vmtest.Recorder{}
-		o = m.Run(t.Context(), f, &vm.Resume{Agent: in.Agent, Merge: in.Merge}, rec)
+		o = m.Run(t.Context(), f, &vm.Resume{Agent: in.Agent, Merge: in.Merge}, vm.Observer{Events: rec})
 		fmt.Fprintf(&b, "## run %d\n", n+1)
 		renderRun(&b, rec, o)
 	}
@@ -333,7 +333,7 @@ func TestModelCancel(t *testing.T) {
 			}
 			return rec.Emit(e)
 		})
-		o := m.Run(ctx, f, nil, sink)
+		o := m.Run(ctx, f, nil, vm.Observer{Events: sink})
 		if o.Status != vm.Cancelled {
 			t.Errorf("outcome %+v %v", o, o.Err)
 		}
@@ -361,12 +361,12 @@ func TestModelSinkError(t *testing.T) {
 	m := machine(t, src, stdlib.Options{Models: llm.Resolver(map[string]llm.Provider{"script": script}), DefaultModel: "script/x"})
 	f, _ := m.NewFrame("test", nil)
 	boom := errors.New("client gone")
-	o := m.Run(t.Context(), f, nil, vm.SinkFunc(func(e vm.Event) error {
+	o := m.Run(t.Context(), f, nil, vm.Observer{Events: vm.SinkFunc(func(e vm.Event) error {
 		if e.Type == vm.TextContent && e.Delta == "one" {
 			return boom
 		}
 		return nil
-	}))
+	})})
 	if o.Status != vm.Failed || o.Err.Message != "client gone" || len(script.Requests()) != 1 {
 		t.Errorf("outcome %+v %+v, %d requests", o, o.Err, len(script.Requests()))
 	}
@@ -392,7 +392,7 @@ func BenchmarkModelStream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		o = m.Run(context.Background(), f, nil, sink)
+		o = m.Run(context.Background(), f, nil, vm.Observer{Events: sink})
 	}
 	if o.Status != vm.Finished {
 		b.Fatalf("outcome %+v", o)
@@ -604,7 +604,7 @@ text: Quietly done.
 					in = nil
 					f.Context["agent"] = turn.resume.Agent
 				}
-				o := m.Run(t.Context(), f, in, rec)
+				o := m.Run(t.Context(), f, in, vm.Observer{Events: rec})
 				if o.Status != vm.Suspended {
 					t.Fatalf("turn %q: outcome %s %+v", turn.name, o.Status, o.Err)
 				}

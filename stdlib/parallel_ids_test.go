@@ -35,7 +35,7 @@ workflow talk {
 			t.Fatalf("turn %d: outcome %s %v", turn-1, o.Status, o.Err)
 		}
 		f = vmtest.Reload(t, f)
-		o = m.Run(context.Background(), f, &vm.Resume{Agent: map[string]any{}}, rec)
+		o = m.Run(context.Background(), f, &vm.Resume{Agent: map[string]any{}}, vm.Observer{Events: rec})
 	}
 	seen := map[string]bool{}
 	for _, e := range rec.Events {

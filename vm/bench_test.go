@@ -24,7 +24,7 @@ func BenchmarkNodes(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if o := m.Run(context.Background(), f, nil, nil); o.Status != vm.Finished {
+		if o := m.Run(context.Background(), f, nil, vm.Observer{}); o.Status != vm.Finished {
 			b.Fatalf("%+v %v", o, o.Err)
 		}
 		nodes += f.Visits
@@ -57,5 +57,5 @@ workflow w {
 		return nil
 	})
 	b.ResetTimer()
-	m.Run(context.Background(), f, nil, stop)
+	m.Run(context.Background(), f, nil, vm.Observer{Events: stop})
 }

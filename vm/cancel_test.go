@@ -75,7 +75,7 @@ func costlyRun(t *testing.T, flow string, edit func(*vm.Machine), ctx context.Co
 		t.Fatal(err)
 	}
 	sink := &costlySink{start: start}
-	o := m.Run(ctx, f, nil, sink)
+	o := m.Run(ctx, f, nil, vm.Observer{Events: sink, Nodes: sink})
 	if o.Status != want || (o.Err != nil) != (want == vm.Failed) || o.Err != nil && o.Err.Code != code {
 		t.Fatalf("outcome %+v (%v), want %s %s", o, o.Err, want, code)
 	}
@@ -145,7 +145,7 @@ func TestCancelBetweenNodes(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o := m.Run(ctx, f, nil, &cancelAt{n: 250, cancel: cancel})
+	o := m.Run(ctx, f, nil, vm.Observer{Events: &cancelAt{n: 250, cancel: cancel}})
 	if o.Status != vm.Cancelled {
 		t.Fatalf("outcome %+v (%v), want cancelled", o, o.Err)
 	}
@@ -185,7 +185,7 @@ func TestEvalCancellable(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := m.Run(ctx, f, nil, &recorder{})
+			o := m.Run(ctx, f, nil, vm.Observer{Events: &recorder{}})
 			got[i] = string(o.Status) + " " + vm.Text(o.Result)
 			if o.Err != nil {
 				got[i] += " " + o.Err.Code + ": " + o.Err.Message
@@ -225,5 +225,5 @@ workflow w {
 		return nil
 	})
 	b.ResetTimer()
-	m.Run(ctx, f, nil, stop)
+	m.Run(ctx, f, nil, vm.Observer{Events: stop})
 }

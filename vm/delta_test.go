@@ -84,7 +84,7 @@ func playTracked(t *testing.T, src, wf string, ctx map[string]any, turns []*vm.R
 		before := cloneFrame(t, f)
 		f.Track()
 		sh := &shadow{t: t, copy: cloneFrame(t, f)}
-		o := m.Run(context.Background(), f, resume, sh)
+		o := m.Run(context.Background(), f, resume, vm.Observer{Events: sh, Saver: sh})
 		if o.Status == vm.Failed {
 			t.Fatalf("turn %d failed: %v", i, o.Err)
 		}

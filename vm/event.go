@@ -85,15 +85,28 @@ type Sink interface {
 	Emit(Event) error
 }
 
-// Checkpointer is a Sink that also saves the run: the interpreter calls
-// Checkpoint after every node of the main flow that is not pure (see
-// KindSpec.Pure), with the frame as it stands there, after the events of
-// the nodes before. A store writes what changed in the frame and those
-// events in one transaction, so a run that crashes resumes from its last
-// checkpoint, running the pure nodes after it again. An error fails the
-// run.
-type Checkpointer interface {
-	Sink
+// Observer is what a run reports to, handed to Machine.Run: the sink of
+// its events, and what else the caller wants of the run. A field left nil
+// costs the interpreter nothing. The interpreter calls the three under one
+// lock, so their methods never run at the same time, in the order things
+// happened.
+type Observer struct {
+	// Events receives the run's events in order; nil drops them.
+	Events Sink
+	// Saver, when set, saves the run as it goes.
+	Saver Saver
+	// Nodes, when set, learns when the nodes of the main flow start and
+	// end.
+	Nodes NodeObserver
+}
+
+// Saver saves a run as it goes: the interpreter calls Checkpoint after
+// every node of the main flow that is not pure (see KindSpec.Pure), with
+// the frame as it stands there, after the events of the nodes before. A
+// store writes what changed in the frame and those events in one
+// transaction, so a run that crashes resumes from its last checkpoint,
+// running the pure nodes after it again. An error fails the run.
+type Saver interface {
 	// Effect is called before a node of the main flow that is not pure
 	// runs: what such a node does may reach the world (a model, an HTTP
 	// service, another workflow), and a store first makes sure that the

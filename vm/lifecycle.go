@@ -1,14 +1,9 @@
 package vm
 
-// NodeObserver is implemented by a Sink that also wants to know which node
-// of the main flow runs: a UI highlights it on the workflow's graph.
-//
-// Machine.Run looks for it once per run, on the sink it is given; a sink
-// that does not implement it costs the interpreter nothing per node. The
-// calls are made under the same lock as Emit and Checkpoint, so a sink's
-// methods never run at the same time, and they fall between the node's
-// events in the order things happened: NodeStarted before the first event
-// of the node, NodeFinished after its last.
+// NodeObserver learns which node of the main flow runs (Observer.Nodes): a
+// UI highlights it on the workflow's graph. The calls fall between the
+// node's events in the order things happened: NodeStarted before the
+// first event of the node, NodeFinished after its last.
 //
 // Only the nodes of the main flow are observed. The branches of a parallel
 // node run at the same time and a called workflow is a graph of its own:

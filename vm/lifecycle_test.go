@@ -144,7 +144,7 @@ CUSTOM one
 				t.Fatal(err)
 			}
 			obs := &observer{}
-			o := m.Run(context.Background(), f, nil, obs)
+			o := m.Run(context.Background(), f, nil, vm.Observer{Events: obs, Nodes: obs})
 			if o.Status != tt.status {
 				t.Fatalf("outcome %+v %v, want %s", o, o.Err, tt.status)
 			}
@@ -167,21 +167,21 @@ func TestNodeObserverSuspend(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs := &observer{}
-	if o := m.Run(context.Background(), f, nil, obs); o.Status != vm.Suspended {
+	if o := m.Run(context.Background(), f, nil, vm.Observer{Events: obs, Nodes: obs}); o.Status != vm.Suspended {
 		t.Fatalf("first run: %+v", o)
 	}
 	if got, want := obs.String(), "> a note\nCUSTOM before\n< a -> w\n> w wait"; got != want {
 		t.Errorf("first run:\n%s\nwant:\n%s", got, want)
 	}
 	obs = &observer{}
-	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": true}}, obs); o.Status != vm.Failed {
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": true}}, vm.Observer{Events: obs, Nodes: obs}); o.Status != vm.Failed {
 		t.Fatalf("rejected resume: %+v", o)
 	}
 	if got, want := obs.String(), "> w wait\n< w ! invalid_resume"; got != want {
 		t.Errorf("rejected resume:\n%s\nwant:\n%s", got, want)
 	}
 	obs = &observer{}
-	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": nil}}, obs); o.Status != vm.Finished {
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": nil}}, vm.Observer{Events: obs, Nodes: obs}); o.Status != vm.Finished {
 		t.Fatalf("resume: %+v %v", o, o.Err)
 	}
 	if got, want := obs.String(), "> w wait\n< w -> b\n> b note\nCUSTOM after\n< b"; got != want {
@@ -200,7 +200,7 @@ func TestNodeObserverCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	obs := &startSignal{observer: &observer{}, started: make(chan struct{})}
 	done := make(chan vm.Outcome)
-	go func() { done <- m.Run(ctx, f, nil, obs) }()
+	go func() { done <- m.Run(ctx, f, nil, vm.Observer{Events: obs, Nodes: obs}) }()
 	<-obs.started
 	cancel()
 	if o := <-done; o.Status != vm.Cancelled {
@@ -230,7 +230,7 @@ func TestNodeObserverError(t *testing.T) {
 		t.Fatal(err)
 	}
 	obs := &observer{fail: "b"}
-	o := m.Run(context.Background(), f, nil, obs)
+	o := m.Run(context.Background(), f, nil, vm.Observer{Events: obs, Nodes: obs})
 	if o.Status != vm.Failed || o.Err.Code != vm.ErrInternal || o.Err.NodeID != "b" || !strings.Contains(o.Err.Message, "the audience left") {
 		t.Fatalf("outcome %+v %+v", o, o.Err)
 	}

@@ -59,10 +59,10 @@ func (m *Machine) NewFrame(id string, context map[string]any) (*Frame, error) {
 // Run runs f until the flow ends, a node suspends the run, the run fails or
 // ctx is cancelled. A suspended frame continues at its node with resume
 // (nil is an empty resume); a frame whose flow ended starts again from the
-// first node with its context. Every event goes to sink; open steps,
+// first node with its context. Every event goes to obs.Events; open steps,
 // messages and tool calls are closed before Run returns. f is updated in
 // place: save it to continue later.
-func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) Outcome {
+func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, obs Observer) Outcome {
 	w := m.Program.Workflow(f.Workflow)
 	if w == nil {
 		return failed(&Error{Code: ErrInternal, Message: fmt.Sprintf("frame of unknown workflow %q", f.Workflow)})
@@ -76,9 +76,9 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, sink Sink) 
 	if max <= 0 {
 		max = DefaultMaxVisits
 	}
-	r := &runner{m: m, wf: w, frame: f, max: max, visits: new(atomic.Int64), out: &tracker{sink: sink}}
-	r.observer, _ = sink.(NodeObserver)
-	if cp, ok := sink.(Checkpointer); ok {
+	r := &runner{m: m, wf: w, frame: f, max: max, visits: new(atomic.Int64), out: &tracker{sink: obs.Events}}
+	r.observer = obs.Nodes
+	if cp := obs.Saver; cp != nil {
 		r.checkpoint = func(f *Frame) error {
 			r.out.mu.Lock()
 			defer r.out.mu.Unlock()

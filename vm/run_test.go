@@ -115,7 +115,7 @@ func run(t *testing.T, m *vm.Machine, id string, ctx map[string]any) (*vm.Frame,
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	o := m.Run(context.Background(), f, nil, rec)
+	o := m.Run(context.Background(), f, nil, vm.Observer{Events: rec})
 	return f, o, rec
 }
 
@@ -287,7 +287,7 @@ func TestCancellationAndDeadline(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan vm.Outcome)
-	go func() { done <- m.Run(ctx, f, nil, &recorder{}) }()
+	go func() { done <- m.Run(ctx, f, nil, vm.Observer{Events: &recorder{}}) }()
 	cancel()
 	if o := <-done; o.Status != vm.Cancelled {
 		t.Errorf("cancelled run: %+v", o)
@@ -295,7 +295,7 @@ func TestCancellationAndDeadline(t *testing.T) {
 
 	m.Deadline = time.Nanosecond
 	f, _ = m.NewFrame("w", nil)
-	if o := m.Run(context.Background(), f, nil, &recorder{}); o.Status != vm.Failed || (o.Err.Code != vm.ErrDeadline && o.Err.Code != vm.ErrTimeout) {
+	if o := m.Run(context.Background(), f, nil, vm.Observer{Events: &recorder{}}); o.Status != vm.Failed || (o.Err.Code != vm.ErrDeadline && o.Err.Code != vm.ErrTimeout) {
 		t.Errorf("deadline: %+v %+v", o, o.Err)
 	}
 }
@@ -321,7 +321,7 @@ workflow chat {
 			if turn > 0 {
 				resume = &vm.Resume{Agent: map[string]any{"who": fmt.Sprintf("user%d", turn)}, Merge: map[string]any{"merged": turn}}
 			}
-			o := m.Run(context.Background(), f, resume, rec)
+			o := m.Run(context.Background(), f, resume, vm.Observer{Events: rec})
 			if o.Status != vm.Suspended && o.Status != vm.Finished {
 				t.Fatalf("turn %d: %+v %v", turn, o, o.Err)
 			}
@@ -415,13 +415,13 @@ func TestRejectedResumeKeepsWaiting(t *testing.T) {
 		t.Fatalf("first run: %+v", o)
 	}
 	rec := &recorder{}
-	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": true}}, rec); o.Status != vm.Failed || o.Err.Code != vm.ErrResume {
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": true}}, vm.Observer{Events: rec}); o.Status != vm.Failed || o.Err.Code != vm.ErrResume {
 		t.Fatalf("bad resume: %+v", o)
 	}
 	if !f.Suspended || f.Node != "w" {
 		t.Fatalf("frame after a rejected resume: suspended %v at %q", f.Suspended, f.Node)
 	}
-	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": nil}}, rec); o.Status != vm.Finished {
+	if o := m.Run(context.Background(), f, &vm.Resume{Merge: map[string]any{"bad": nil}}, vm.Observer{Events: rec}); o.Status != vm.Finished {
 		t.Fatalf("good resume: %+v %v", o, o.Err)
 	}
 	if rec.String() != "CUSTOM after" {

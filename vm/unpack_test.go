@@ -57,7 +57,7 @@ func TestUnpackKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := m.Run(context.Background(), f, nil, vm.SinkFunc(func(vm.Event) error { return nil }))
+		o := m.Run(context.Background(), f, nil, vm.Observer{})
 		if o.Err != nil {
 			return o.Err
 		}

@@ -333,7 +333,7 @@ func (s *session) send(ctx context.Context, msgs []agui.Message, answers []vm.Re
 		}
 		saved = nil // the store puts the frame back when the run fails
 	} else {
-		o = s.m.Run(ctx, frame, resume, s.out)
+		o = s.m.Run(ctx, frame, resume, vm.Observer{Events: s.out})
 	}
 	s.out.endLine()
 	switch o.Status {

@@ -172,7 +172,7 @@ func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, res
 		Machine: s.m,
 		Load:    k.vers.Load,
 		Fresh:   !s.wf.Conversation,
-		Live:    s.out,
+		Live:    store.Live{Events: func(_ uint64, e vm.Event) error { return s.out.Emit(e) }},
 	}
 	if s.wf.Conversation {
 		req.Resume = resume

@@ -137,7 +137,7 @@ func Run(t testing.TB, m *vm.Machine, id string, context map[string]any) (*vm.Fr
 		t.Fatal(err)
 	}
 	rec := &Recorder{}
-	o := m.Run(context_(), f, nil, rec)
+	o := m.Run(context_(), f, nil, vm.Observer{Events: rec})
 	return f, o, rec
 }
 

@@ -40,10 +40,8 @@ type Request struct {
 	// Frames, when not nil, keeps the thread's frame as the run leaves it,
 	// for the next run, and gives the run the frame the last one left.
 	Frames *Frames
-	// Live receives the events as they happen; nil for none. When it is a
-	// vm.NodeObserver it also learns when each node of the main flow
-	// starts and ends (not stored).
-	Live vm.Sink
+	// Live learns of the run as it happens: its events, and its nodes.
+	Live Live
 	// OnDurable, when not nil, is called once the turn's start is durable
 	// (a power loss cannot lose it), when that happens before the run
 	// ends: before the run's first node that is not pure, or at Turn.Sync.
@@ -218,7 +216,7 @@ func LoadFrame(th Thread) (*vm.Frame, error) {
 // newJournal journals run on the thread of lease, whose stored frame and
 // deltas have the sizes given, as they were when the run (or its
 // recovery) started.
-func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, in turnInput, sizes []int, live vm.Sink, now func() time.Time) *Journal {
+func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string, in turnInput, sizes []int, live Live, now func() time.Time) *Journal {
 	if now == nil {
 		now = time.Now
 	}
@@ -241,7 +239,7 @@ func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
 // store, running, for recovery to go on with at the next start.
 func (t *Turn) run(ctx context.Context, leave bool) (vm.Outcome, Thread, error) {
 	defer t.end(context.WithoutCancel(ctx))
-	o := t.m.Run(ctx, t.f, t.resume, t.j.sink())
+	o := t.m.Run(ctx, t.f, t.resume, t.j.observer())
 	if leave && o.Status == vm.Cancelled && ctx.Err() != nil {
 		return o, t.j.Thread(), ctx.Err()
 	}

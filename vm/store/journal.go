@@ -49,7 +49,7 @@ type Journal struct {
 	lease   Lease
 	run     Run
 	hash    string
-	live    vm.Sink
+	live    Live
 	now     func() time.Time
 	input   turnInput
 	base    int                             // the size of the thread's frame
@@ -115,13 +115,6 @@ const (
 	compactDeltas = 1000
 )
 
-// SeqSink is a live sink that also learns each event's sequence number:
-// the Seq of the stored event it is, or is part of (the deltas of a text
-// message joined into one stored event share its number).
-type SeqSink interface {
-	EmitSeq(seq uint64, e vm.Event) error
-}
-
 // Emit keeps e for the next commit and passes it to the live sink.
 func (j *Journal) Emit(e vm.Event) error {
 	switch e.Type {
@@ -153,13 +146,10 @@ func (j *Journal) Emit(e vm.Event) error {
 }
 
 func (j *Journal) emitLive(seq uint64, e vm.Event) error {
-	if j.live == nil || e.Silent {
+	if j.live.Events == nil || e.Silent {
 		return nil
 	}
-	if s, ok := j.live.(SeqSink); ok {
-		return s.EmitSeq(seq, e)
-	}
-	return j.live.Emit(e)
+	return j.live.Events(seq, e)
 }
 
 // encodeJoined encodes the last pending event again with the deltas

@@ -300,7 +300,6 @@ func TestRecover(t *testing.T) {
 
 type seqRecorder struct{ seqs []uint64 }
 
-func (r *seqRecorder) Emit(e vm.Event) error { return nil }
 func (r *seqRecorder) EmitSeq(seq uint64, e vm.Event) error {
 	r.seqs = append(r.seqs, seq)
 	return nil
@@ -319,7 +318,7 @@ func TestJournalLiveSeqs(t *testing.T) {
 			resume = &vm.Resume{}
 		}
 		e.runs++
-		if _, _, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: fmt.Sprint(e.runs), Machine: e.m, Bundle: e.bundle, Resume: resume, Live: rec}); err != nil {
+		if _, _, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: fmt.Sprint(e.runs), Machine: e.m, Bundle: e.bundle, Resume: resume, Live: store.Live{Events: rec.EmitSeq}}); err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, rec.seqs...)

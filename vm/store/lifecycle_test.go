@@ -9,10 +9,8 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// observingSink is a live sink that also observes nodes.
+// observingSink learns of a run's events and its nodes.
 type observingSink struct{ lines []string }
-
-func (o *observingSink) Emit(e vm.Event) error { return o.EmitSeq(0, e) }
 
 func (o *observingSink) EmitSeq(seq uint64, e vm.Event) error {
 	if e.Type != vm.TextContent {
@@ -31,14 +29,14 @@ func (o *observingSink) NodeFinished(n *vm.Node, end vm.NodeEnd) error {
 	return nil
 }
 
-// TestExecuteObservesNodes: a live sink that observes nodes learns of them
+// TestExecuteObservesNodes: a live audience that observes nodes learns of them
 // between the events, which the journal numbers and stores as ever; the
 // node lifecycle itself is not stored.
 func TestExecuteObservesNodes(t *testing.T) {
 	e := newEnv(t)
 	key := store.Key{Scope: "s", Workflow: "chat", Thread: "t"}
 	live := &observingSink{}
-	o, th, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: "r", Machine: e.m, Bundle: e.bundle, Live: live})
+	o, th, err := store.Execute(e.ctx, e.st, store.Request{Key: key, Owner: "o", RunID: "r", Machine: e.m, Bundle: e.bundle, Live: store.Live{Events: live.EmitSeq, Nodes: live}})
 	if err != nil || o.Status != vm.Suspended {
 		t.Fatalf("outcome %+v, %v", o, err)
 	}

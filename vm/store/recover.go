@@ -265,7 +265,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 	if err != nil {
 		return fail(err)
 	}
-	j := newJournal(held, st, lease, r, th.Hash, in, storedSizes(th), nil, nil)
+	j := newJournal(held, st, lease, r, th.Hash, in, storedSizes(th), Live{}, nil)
 	var resume *vm.Resume
 	if len(th.Deltas) == in.Deltas {
 		// Nothing of the run was saved: it starts again, with its input.
@@ -276,7 +276,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 		f.Track()
 		j.undo = func(seq int64) ([]byte, error) { return undoTo(th, in.Deltas, seq) }
 	}
-	o := m.Run(ctx, f, resume, j)
+	o := m.Run(ctx, f, resume, j.observer())
 	if o.Status == vm.Cancelled && ctx.Err() != nil {
 		// Stopped with the process: the next start goes on from the last
 		// save, as after a crash.
