@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/internal/aguitest"
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/server/agui"
@@ -293,7 +294,7 @@ func checkStream(t *testing.T, rec *httptest.ResponseRecorder) []map[string]any 
 		if fr.Event != "" {
 			t.Fatalf("a frame has the event name %q; AG-UI frames have none", fr.Event)
 		}
-		if _, err := agui.DecodeEvent(fr.Data); err != nil {
+		if _, err := aguitest.DecodeEvent(fr.Data); err != nil {
 			t.Fatalf("frame %s is not an AG-UI event: %v", fr.Data, err)
 		}
 		var ev map[string]any

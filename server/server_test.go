@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/internal/aguitest"
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/server/agui"
@@ -160,7 +161,7 @@ func (e *env) stream(resp *http.Response) []event {
 		if err != nil {
 			e.t.Fatalf("reading the stream: %v", err)
 		}
-		if _, err := agui.DecodeEvent(f.Data); err != nil {
+		if _, err := aguitest.DecodeEvent(f.Data); err != nil {
 			e.t.Errorf("frame %s is not an AG-UI event: %v", f.Data, err)
 		}
 		var m map[string]any
@@ -1085,7 +1086,7 @@ func FuzzRunRequest(f *testing.F) {
 					if err != nil {
 						t.Fatalf("%s: %v", path, err)
 					}
-					ev, err := agui.DecodeEvent(fr.Data)
+					ev, err := aguitest.DecodeEvent(fr.Data)
 					if err != nil {
 						t.Fatalf("%s: frame %s: %v", path, fr.Data, err)
 					}

@@ -9,13 +9,15 @@
 // tools and _hidden.state — by the rules docs/agui.md gives for stateless
 // and conversation workflows; a Reducer folds a run's events into AG-UI
 // messages and state the way a client does (live) or the way a history
-// replay does.
+// replay does; FromVM maps each semantic event to the AG-UI event the
+// server sends, which an SSEWriter frames.
 //
 // What stays true: Message and its parts marshal back to the JSON they
 // were read from, unknown keys and exact numbers included (known fields in
 // a fixed order, unknown keys after them, sorted); optional fields are
 // omitted when empty and never written as null (a null read is an absent
-// field). The values BuildAgent returns are JSON trees as vm.Normalize
+// field). Events marshal as the doc of Event says, without reflection for
+// the values a run holds. The values BuildAgent returns are JSON trees as vm.Normalize
 // makes them, sharing nothing with its input. The package holds no
 // mutable state.
 package agui

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 )
 
 // fields is a JSON object being decoded: take removes each known key, and
@@ -149,75 +147,4 @@ func goKind(k string) string {
 		return "a bool"
 	}
 	return "a " + k
-}
-
-// object writes a JSON object field by field, in the order the fields are
-// added, then the unknown keys a value kept, sorted.
-type object struct {
-	buf bytes.Buffer
-	err error
-}
-
-// field writes key with v encoded as JSON (HTML characters unescaped).
-func (o *object) field(key string, v any) {
-	if o.err != nil {
-		return
-	}
-	o.sep()
-	o.encode(key)
-	o.buf.WriteByte(':')
-	o.encode(v)
-}
-
-// raw writes key with a value already encoded.
-func (o *object) raw(key string, v json.RawMessage) {
-	if o.err != nil {
-		return
-	}
-	o.sep()
-	o.encode(key)
-	o.buf.WriteByte(':')
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		o.err = fmt.Errorf("%q: %w", key, err)
-		return
-	}
-	o.buf.Write(b.Bytes())
-}
-
-// extra writes the kept unknown keys, sorted.
-func (o *object) extra(m map[string]json.RawMessage) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		o.raw(k, m[k])
-	}
-}
-
-func (o *object) sep() {
-	if o.buf.Len() == 0 {
-		o.buf.WriteByte('{')
-	} else {
-		o.buf.WriteByte(',')
-	}
-}
-
-func (o *object) encode(v any) {
-	enc := json.NewEncoder(&o.buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		o.err = err
-		return
-	}
-	o.buf.Truncate(o.buf.Len() - 1) // the newline Encode adds
-}
-
-// bytes returns the finished object.
-func (o *object) bytes() ([]byte, error) {
-	if o.err != nil {
-		return nil, o.err
-	}
-	if o.buf.Len() == 0 {
-		return []byte("{}"), nil
-	}
-	o.buf.WriteByte('}')
-	return o.buf.Bytes(), nil
 }

@@ -3,6 +3,8 @@ package agui
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/aguic/aguic/internal/jsonenc"
 )
 
 // The message roles of AG-UI 1.0.
@@ -71,9 +73,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	if c.Parts != nil {
 		return json.Marshal(c.Parts)
 	}
-	var o object
-	o.encode(c.Text)
-	return o.buf.Bytes(), o.err
+	return jsonenc.AppendString(nil, c.Text), nil
 }
 
 // UnmarshalJSON reads a string or a list of parts.
@@ -119,15 +119,13 @@ const (
 // MarshalJSON writes the part's fields, text always for a text part.
 func (p Part) MarshalJSON() ([]byte, error) {
 	var o object
-	o.field("type", p.Type)
-	if p.ID != "" {
-		o.field("id", p.ID)
-	}
+	o.str("type", p.Type)
+	o.optStr("id", p.ID)
 	if p.Type == PartText || p.Text != "" {
-		o.field("text", p.Text)
+		o.str("text", p.Text)
 	}
 	if p.Source != nil {
-		o.field("source", p.Source)
+		o.marshal("source", p.Source)
 	}
 	if p.Metadata != nil {
 		o.raw("metadata", p.Metadata)
@@ -182,14 +180,10 @@ const (
 // MarshalJSON writes the source's fields.
 func (s Source) MarshalJSON() ([]byte, error) {
 	var o object
-	o.field("type", s.Type)
-	o.field("value", s.Value)
-	if s.MimeType != "" {
-		o.field("mimeType", s.MimeType)
-	}
-	if s.Provider != "" {
-		o.field("provider", s.Provider)
-	}
+	o.str("type", s.Type)
+	o.str("value", s.Value)
+	o.optStr("mimeType", s.MimeType)
+	o.optStr("provider", s.Provider)
 	o.extra(s.Extra)
 	return o.bytes()
 }
@@ -240,12 +234,10 @@ func (t ToolCall) MarshalJSON() ([]byte, error) {
 		typ = "function"
 	}
 	var o object
-	o.field("id", t.ID)
-	o.field("type", typ)
-	o.field("function", t.Function)
-	if t.EncryptedValue != "" {
-		o.field("encryptedValue", t.EncryptedValue)
-	}
+	o.str("id", t.ID)
+	o.str("type", typ)
+	o.marshal("function", t.Function)
+	o.optStr("encryptedValue", t.EncryptedValue)
 	if t.Metadata != nil {
 		o.raw("metadata", t.Metadata)
 	}
@@ -279,8 +271,8 @@ func (t *ToolCall) UnmarshalJSON(data []byte) error {
 // MarshalJSON writes name and arguments, both always.
 func (fc FunctionCall) MarshalJSON() ([]byte, error) {
 	var o object
-	o.field("name", fc.Name)
-	o.field("arguments", fc.Arguments)
+	o.str("name", fc.Name)
+	o.str("arguments", fc.Arguments)
 	o.extra(fc.Extra)
 	return o.bytes()
 }
@@ -307,35 +299,23 @@ func (fc *FunctionCall) UnmarshalJSON(data []byte) error {
 // only when set.
 func (m Message) MarshalJSON() ([]byte, error) {
 	var o object
-	o.field("id", m.ID)
-	o.field("role", m.Role)
+	o.str("id", m.ID)
+	o.str("role", m.Role)
 	switch {
 	case m.Role == RoleActivity && m.ActivityContent != nil:
 		o.field("content", m.ActivityContent)
 	case m.Content != nil:
-		o.field("content", m.Content)
+		o.marshal("content", m.Content)
 	}
-	if m.Name != "" {
-		o.field("name", m.Name)
-	}
-	if m.ToolCallID != "" {
-		o.field("toolCallId", m.ToolCallID)
-	}
+	o.optStr("name", m.Name)
+	o.optStr("toolCallId", m.ToolCallID)
 	if m.ToolCalls != nil {
-		o.field("toolCalls", m.ToolCalls)
+		list(&o, "toolCalls", m.ToolCalls)
 	}
-	if m.Error != "" {
-		o.field("error", m.Error)
-	}
-	if m.ActivityType != "" {
-		o.field("activityType", m.ActivityType)
-	}
-	if m.EncryptedValue != "" {
-		o.field("encryptedValue", m.EncryptedValue)
-	}
-	if m.SubagentRunID != "" {
-		o.field("subagentRunId", m.SubagentRunID)
-	}
+	o.optStr("error", m.Error)
+	o.optStr("activityType", m.ActivityType)
+	o.optStr("encryptedValue", m.EncryptedValue)
+	o.optStr("subagentRunId", m.SubagentRunID)
 	if m.Metadata != nil {
 		o.raw("metadata", m.Metadata)
 	}

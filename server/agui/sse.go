@@ -3,7 +3,6 @@ package agui
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
-	"time"
-
-	"github.com/aguic/aguic/internal/every"
 )
 
 // SSEHeaders sets the response headers of an AG-UI event stream: the
@@ -52,15 +48,6 @@ func NewSSEWriter(w io.Writer, flush func() error) *SSEWriter {
 	return &SSEWriter{w: w, flush: flush}
 }
 
-// WriteEvent writes e as one frame with id seq; seq 0 writes no id line.
-func (s *SSEWriter) WriteEvent(seq uint64, e Event) error {
-	data, err := e.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	return s.write(seq, data)
-}
-
 // WriteData writes one frame of an event already encoded as JSON, such as
 // a stored one. JSON spread over several lines is compacted first.
 func (s *SSEWriter) WriteData(seq uint64, data []byte) error {
@@ -82,30 +69,6 @@ func (s *SSEWriter) Ping() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.send(append(s.buf[:0], ": ping\n\n"...))
-}
-
-// KeepAlive pings every interval from a goroutine of its own until ctx is
-// done, a ping fails, or stop is called. stop returns once that goroutine
-// has ended, so that nothing is written after it; calling it again does
-// nothing.
-func (s *SSEWriter) KeepAlive(ctx context.Context, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := every.Run(ctx, interval, func() {
-		if s.Ping() != nil {
-			cancel()
-		}
-	})
-	return func() {
-		cancel()
-		<-done
-	}
-}
-
-// Err returns the error that stopped the writer, or nil.
-func (s *SSEWriter) Err() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
 }
 
 func (s *SSEWriter) write(seq uint64, data []byte) error {
