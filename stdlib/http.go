@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aguic/aguic/internal/jsonenc"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -147,7 +148,7 @@ func newHTTPRequest(c *vm.Call) (*httpRequest, error) {
 		contentType := "application/json"
 		if s, ok := body.(string); ok {
 			r.body, contentType = []byte(s), "text/plain; charset=utf-8"
-		} else if r.body, err = appendJSON(nil, vm.Normalize(body), 0); err != nil {
+		} else if r.body, err = jsonenc.Append(nil, vm.Normalize(body)); err != nil {
 			return nil, vm.Errorf(vm.ErrNode, "http %s: body: %v", r.where, err)
 		}
 		if r.header.Get("Content-Type") == "" {

@@ -9,6 +9,7 @@ import (
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/wI2L/jsondiff"
 
+	"github.com/aguic/aguic/internal/jsonenc"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -58,7 +59,7 @@ func diffSync(base, cur any, had, snapshotsOnly bool) (syncPlan, error) {
 }
 
 func jsonLen(v any) (int, error) {
-	b, err := appendJSON(nil, v, 0)
+	b, err := jsonenc.Append(nil, v)
 	return len(b), err
 }
 
@@ -307,11 +308,11 @@ func applyOps(doc any, ops []any) (any, error) {
 			return nil, fmt.Errorf("the document is %s, not an object or a list", vm.TypeName(doc))
 		}
 	}
-	data, err := appendJSON(nil, doc, 0)
+	data, err := jsonenc.Append(nil, doc)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := appendJSON(nil, ops, 0)
+	raw, err := jsonenc.Append(nil, ops)
 	if err != nil {
 		return nil, err
 	}
