@@ -1,6 +1,7 @@
-// Package agui holds AG-UI 1.0 wire-level message types and the mapping
-// between AG-UI requests and a workflow's context; the server of a later
-// issue builds on it.
+// Package agui holds the AG-UI 1.0 wire: its message types, the events
+// aguic sends (mapped from the interpreter's in one place), their SSE
+// framing, and the mapping from an AG-UI request to a workflow's $agent.
+// Package server serves workflows with it.
 //
 // What goes in: the messages, state, context and tools of a RunAgentInput
 // (Input), and the semantic events of runs (vm.Event). What comes out:
@@ -17,7 +18,7 @@
 // a fixed order, unknown keys after them, sorted); optional fields are
 // omitted when empty and never written as null (a null read is an absent
 // field). Events marshal as the doc of Event says, without reflection for
-// the values a run holds. The values BuildAgent returns are JSON trees as vm.Normalize
-// makes them, sharing nothing with its input. The package holds no
+// the values a run holds. The values BuildAgent returns are JSON trees as
+// vm.Normalize makes them, sharing nothing with its input. The package holds no
 // mutable state.
 package agui
