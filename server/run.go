@@ -205,7 +205,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Now:     s.now,
 	}
 	if wf.Conversation {
-		sreq.Resume = &vm.Resume{Agent: hook.Agent, Interrupts: in.resume()}
+		sreq.Resume = &vm.Resume{Agent: hook.Agent, Interrupts: in.resume(), ToolResults: vm.ToolResults(hook.Agent)}
 		if len(hook.Context) > 0 {
 			sreq.Resume.Merge = hook.Context
 		}

@@ -109,7 +109,8 @@ func resumeFrontendTool(c *vm.Call) (vm.Step, error) {
 	}
 	c.SetState(nil)
 	id := st.ToolCallID
-	if msg["role"] != "tool" || msg["toolCallId"] != id {
+	res, answered := c.Resume.ToolResult(id)
+	if !answered || msg["role"] != "tool" {
 		// Anything else abandons the call: the chat forgets it and
 		// replay no longer asks the question.
 		if err := removeChat(c, st.Wrote); err != nil {
@@ -117,7 +118,10 @@ func resumeFrontendTool(c *vm.Call) (vm.Step, error) {
 		}
 		return vm.Step{Edge: "other"}, c.Emit(vm.Event{Type: vm.HideToolCall, ToolCallID: id})
 	}
-	content := msg["content"].(string)
+	content, ok := res.Content.(string)
+	if !ok {
+		return vm.Step{}, vm.Errorf(vm.ErrResume, "the result of tool call %q must be text, found %s", id, vm.Describe(res.Content))
+	}
 	if err := c.Emit(toolResult(id, content)); err != nil {
 		return vm.Step{}, err
 	}
@@ -131,7 +135,7 @@ func resumeFrontendTool(c *vm.Call) (vm.Step, error) {
 			return vm.Step{}, err
 		}
 	}
-	result := map[string]any{"toolCallId": id, "messageId": msg["id"], "content": content}
+	result := map[string]any{"toolCallId": id, "messageId": res.MessageID, "content": content}
 	if v, ok := parseContent(content); ok {
 		result["value"] = v
 	}

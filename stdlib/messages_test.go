@@ -31,7 +31,7 @@ type msgTurn struct {
 }
 
 func (t msgTurn) resume() *vm.Resume {
-	return &vm.Resume{Agent: t.Agent, Merge: t.Merge, Interrupts: t.Interrupts}
+	return &vm.Resume{Agent: t.Agent, Merge: t.Merge, Interrupts: t.Interrupts, ToolResults: vm.ToolResults(t.Agent)}
 }
 
 // msgConversation runs one workflow over several turns with a clock the turns

@@ -35,8 +35,8 @@ import (
 // errors stop the node. A call of a frontend tool (a tools entry that is an
 // object {name, description, parameters}, such as $agent.tools gives)
 // saves the conversation in the node's state and suspends the run waiting
-// for those tool call ids; on resume their results are read from
-// $agent.messages (tool messages with a toolCallId), emitted as
+// for those tool call ids; on resume their results come with the resume
+// (vm.Resume.ToolResults: the turn's tool messages), emitted as
 // TOOL_CALL_RESULT and sent to the model, and the loop goes on once every
 // call has its result: a request that brings some of them leaves the node
 // waiting for the others. A frontend call whose arguments are not an
@@ -453,7 +453,7 @@ func modelAnswerLost(hist []llm.Message) (out []llm.Message, open []llm.ToolCall
 }
 
 // resume restores the saved conversation and adds the results of the
-// frontend tool calls it waits for, read from $agent.messages. A request
+// frontend tool calls it waits for, from the resume's tool results. A request
 // may answer some of them: it returns the ids still to wait for.
 func (m *modelRun) resume() ([]string, error) {
 	saved := m.c.State()
@@ -470,23 +470,17 @@ func (m *modelRun) resume() ([]string, error) {
 	if m.st.V != modelStateVersion {
 		return nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
 	}
-	results := modelToolResults(m.c.Get(vm.ParsePath("$agent.messages")))
-	if r, ok := m.c.Get(vm.ParsePath("$agent.latestToolResult")).(map[string]any); ok {
-		if id, ok := r["toolCallId"].(string); ok && results[id] == nil {
-			results[id] = r
-		}
-	}
 	var msgs []llm.Message
 	var missing []string
 	for _, id := range m.st.Pending {
-		r := results[id]
-		if r == nil {
+		r, ok := m.c.Resume.ToolResult(id)
+		if !ok {
 			missing = append(missing, id)
 			continue
 		}
-		content, ok := modelMessageText(r["content"])
+		content, ok := modelMessageText(r.Content)
 		if !ok {
-			return nil, vm.Errorf(vm.ErrResume, "the result of tool call %q has content that is not text: %s", id, vm.Text(r["content"]))
+			return nil, vm.Errorf(vm.ErrResume, "the result of tool call %q has content that is not text: %s", id, vm.Text(r.Content))
 		}
 		msgs = append(msgs, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: id})
 	}
@@ -546,22 +540,6 @@ func modelImages(v any) ([]llm.Image, error) {
 	return images, nil
 }
 
-// modelToolResults indexes the tool messages of an AG-UI message list by their
-// toolCallId; a later message wins.
-func modelToolResults(v any) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	list, _ := v.([]any)
-	for _, e := range list {
-		msg, _ := e.(map[string]any)
-		if msg == nil || msg["role"] != llm.RoleTool {
-			continue
-		}
-		if id, ok := msg["toolCallId"].(string); ok && id != "" {
-			out[id] = msg
-		}
-	}
-	return out
-}
 
 // modelMessageText reads a message's content: a string, or a list of parts
 // whose text parts it joins.

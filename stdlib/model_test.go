@@ -129,7 +129,7 @@ func runArchive(t *testing.T, files map[string][]byte, reload bool) string {
 			f = vmtest.Reload(t, f)
 		}
 		rec = &vmtest.Recorder{}
-		o = m.Run(t.Context(), f, &vm.Resume{Agent: in.Agent, Merge: in.Merge}, vm.Observer{Events: rec})
+		o = m.Run(t.Context(), f, &vm.Resume{Agent: in.Agent, Merge: in.Merge, ToolResults: vm.ToolResults(in.Agent)}, vm.Observer{Events: rec})
 		fmt.Fprintf(&b, "## run %d\n", n+1)
 		renderRun(&b, rec, o)
 	}
@@ -561,7 +561,8 @@ text: Quietly done.
 	}
 	result := func(id, content string) *vm.Resume {
 		msg := map[string]any{"id": "t-" + id, "role": "tool", "toolCallId": id, "content": content}
-		return &vm.Resume{Agent: map[string]any{"latestToolResult": msg, "messages": []any{msg}, "tools": tools}}
+		agent := map[string]any{"latestToolResult": msg, "messages": []any{msg}, "tools": tools}
+		return &vm.Resume{Agent: agent, ToolResults: vm.ToolResults(agent)}
 	}
 	turns := []struct {
 		name    string

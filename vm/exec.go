@@ -57,6 +57,52 @@ type Resume struct {
 	Merge map[string]any `json:"merge,omitempty"`
 	// Interrupts answers the open interrupts (AG-UI RunAgentInput.resume).
 	Interrupts []ResumeEntry `json:"interrupts,omitempty"`
+	// ToolResults are the results of the client's tool calls the turn
+	// brings, in order (ToolResults derives them from $agent).
+	ToolResults []ToolResult `json:"toolResults,omitempty"`
+}
+
+// ToolResult is the result of a tool call the client ran.
+type ToolResult struct {
+	ToolCallID string `json:"toolCallId"`
+	MessageID  string `json:"messageId,omitempty"`
+	Content    any    `json:"content"` // as the message has it: text, or a list of parts
+}
+
+// ToolResult returns the result of tool call id the turn brings.
+func (r *Resume) ToolResult(id string) (ToolResult, bool) {
+	if r != nil {
+		for _, t := range r.ToolResults {
+			if t.ToolCallID == id {
+				return t, true
+			}
+		}
+	}
+	return ToolResult{}, false
+}
+
+// ToolResults are the tool results of a turn's $agent: its tool messages
+// with a toolCallId, then its latestToolResult when that is not among
+// them.
+func ToolResults(agent map[string]any) []ToolResult {
+	var out []ToolResult
+	seen := map[string]bool{}
+	add := func(v any) {
+		msg, _ := v.(map[string]any)
+		id, _ := msg["toolCallId"].(string)
+		if msg == nil || msg["role"] != "tool" || id == "" || seen[id] {
+			return
+		}
+		seen[id] = true
+		mid, _ := msg["id"].(string)
+		out = append(out, ToolResult{ToolCallID: id, MessageID: mid, Content: msg["content"]})
+	}
+	list, _ := agent["messages"].([]any)
+	for _, m := range list {
+		add(m)
+	}
+	add(agent["latestToolResult"])
+	return out
 }
 
 // ResumeEntry answers one interrupt.

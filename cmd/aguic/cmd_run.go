@@ -322,7 +322,7 @@ func (s *session) send(ctx context.Context, msgs []agui.Message, answers []vm.Re
 		}
 		// The new $agent replaces the old one whether the flow resumes
 		// or starts again from the top.
-		frame, resume = s.frame, &vm.Resume{Agent: agent, Interrupts: answers}
+		frame, resume = s.frame, &vm.Resume{Agent: agent, Interrupts: answers, ToolResults: vm.ToolResults(agent)}
 	}
 	var o vm.Outcome
 	if s.kept != nil {

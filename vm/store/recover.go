@@ -210,7 +210,7 @@ func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader)
 	}
 	t, err := Begin(ctx, st, Request{
 		Key: r.Key, Lease: &lease, RunID: r.ID, Queued: true,
-		Machine: m, Load: load, Fresh: in.Fresh, Context: in.Context, Resume: in.Resume,
+		Machine: m, Load: load, Fresh: in.Fresh, Context: in.Context, Resume: storedResume(in.Resume),
 	})
 	if err != nil {
 		return vm.Outcome{}, err
@@ -269,7 +269,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 	var resume *vm.Resume
 	if len(th.Deltas) == in.Deltas {
 		// Nothing of the run was saved: it starts again, with its input.
-		resume = in.Resume
+		resume = storedResume(in.Resume)
 		f.Track()
 		j.undo = f.UndoDelta
 	} else {
@@ -299,4 +299,14 @@ func undoTo(th Thread, keep int, seq int64) ([]byte, error) {
 	}
 	f.Track()
 	return f.UndoDelta(seq)
+}
+
+// storedResume is a resume as a turn's stored input holds it, with the
+// tool results that inputs stored before resumes carried them lack taken
+// from its $agent.
+func storedResume(r *vm.Resume) *vm.Resume {
+	if r != nil && r.ToolResults == nil && r.Agent != nil {
+		r.ToolResults = vm.ToolResults(r.Agent)
+	}
+	return r
 }
