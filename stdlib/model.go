@@ -540,7 +540,6 @@ func modelImages(v any) ([]llm.Image, error) {
 	return images, nil
 }
 
-
 // modelMessageText reads a message's content: a string, or a list of parts
 // whose text parts it joins.
 func modelMessageText(v any) (string, bool) {
