@@ -36,10 +36,10 @@ type changes struct {
 	ops  []change // every write since Track, in order
 	mark int      // ops[:mark] are in a delta already
 
-	state, locals       map[string]bool // written since Track
-	stateNew, localsNew map[string]bool // written since the last delta
-	output, outputNew   bool
-	start               scalars // the frame's small fields when Track was called
+	state, locals, hidden          map[string]bool // written since Track
+	stateNew, localsNew, hiddenNew map[string]bool // written since the last delta
+	output, outputNew              bool
+	start                          scalars // the frame's small fields when Track was called
 }
 
 // scalars are the small fields of a frame, saved whole in every delta.
@@ -58,6 +58,7 @@ type delta struct {
 	Ops    []deltaOp      `json:"c,omitempty"` // context writes, in order
 	State  map[string]any `json:"t,omitempty"` // node states; null removes one
 	Locals map[string]any `json:"l,omitempty"` // locals; null removes one
+	Hidden map[string]any `json:"h,omitempty"` // hidden entries; null removes one
 	Output *deltaValue    `json:"o,omitempty"` // the output, when it changed
 }
 
@@ -82,8 +83,8 @@ func (f *Frame) scalars() scalars {
 // frame is tracked by the store that saves it, from the start of a run.
 func (f *Frame) Track() {
 	f.changes = &changes{
-		state: map[string]bool{}, locals: map[string]bool{},
-		stateNew: map[string]bool{}, localsNew: map[string]bool{},
+		state: map[string]bool{}, locals: map[string]bool{}, hidden: map[string]bool{},
+		stateNew: map[string]bool{}, localsNew: map[string]bool{}, hiddenNew: map[string]bool{},
 		start: f.scalars(),
 	}
 }
@@ -98,13 +99,14 @@ func (f *Frame) Delta() ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("delta of a frame that is not tracked")
 	}
-	data, err := f.encodeDelta(c.ops[c.mark:], c.stateNew, c.localsNew, c.outputNew)
+	data, err := f.encodeDelta(c.ops[c.mark:], c.stateNew, c.localsNew, c.hiddenNew, c.outputNew)
 	if err != nil {
 		return nil, err
 	}
 	c.mark, c.outputNew = len(c.ops), false
 	clear(c.stateNew)
 	clear(c.localsNew)
+	clear(c.hiddenNew)
 	return data, nil
 }
 
@@ -115,13 +117,13 @@ func (f *Frame) RunDelta() ([]byte, error) {
 	if c == nil {
 		return nil, fmt.Errorf("delta of a frame that is not tracked")
 	}
-	return f.encodeDelta(c.ops, c.state, c.locals, c.output)
+	return f.encodeDelta(c.ops, c.state, c.locals, c.hidden, c.output)
 }
 
 // encodeDelta encodes the small fields of f, the values now at the paths
-// ops wrote, and the node states, locals and output named.
-func (f *Frame) encodeDelta(ops []change, state, locals map[string]bool, output bool) ([]byte, error) {
-	d := delta{scalars: f.scalars(), Ops: f.encodeOps(ops), State: pick(f.State, state), Locals: pick(f.Locals, locals)}
+// ops wrote, and the node states, locals, hidden entries and output named.
+func (f *Frame) encodeDelta(ops []change, state, locals, hidden map[string]bool, output bool) ([]byte, error) {
+	d := delta{scalars: f.scalars(), Ops: f.encodeOps(ops), State: pick(f.State, state), Locals: pick(f.Locals, locals), Hidden: pick(f.Hidden, hidden)}
 	if output {
 		d.Output = &deltaValue{f.Output}
 	}
@@ -312,6 +314,7 @@ func (f *Frame) ApplyDeltas(deltas [][]byte) error {
 		Ops    []rawOp                    `json:"c,omitempty"`
 		State  map[string]json.RawMessage `json:"t,omitempty"`
 		Locals map[string]json.RawMessage `json:"l,omitempty"`
+		Hidden map[string]json.RawMessage `json:"h,omitempty"`
 		Output *struct {
 			V json.RawMessage `json:"v"`
 		} `json:"o,omitempty"`
@@ -323,7 +326,7 @@ func (f *Frame) ApplyDeltas(deltas [][]byte) error {
 		covers []string // its path's key and those above it
 	}
 	var ops []op
-	state, locals := map[string]json.RawMessage{}, map[string]json.RawMessage{}
+	state, locals, hidden := map[string]json.RawMessage{}, map[string]json.RawMessage{}, map[string]json.RawMessage{}
 	var output *json.RawMessage
 	var last scalars
 	for i, data := range deltas {
@@ -340,7 +343,14 @@ func (f *Frame) ApplyDeltas(deltas [][]byte) error {
 			ops = append(ops, op{root: root, keys: keys, raw: &d.Ops[j], covers: change{root: root, keys: keys}.prefixes()})
 		}
 		for k, v := range d.State {
+			if name, ok := strings.CutPrefix(k, hiddenPrefix); ok {
+				hidden[name] = v // a delta of an earlier version
+				continue
+			}
 			state[k] = v
+		}
+		for k, v := range d.Hidden {
+			hidden[k] = v
 		}
 		for k, v := range d.Locals {
 			locals[k] = v
@@ -378,6 +388,9 @@ func (f *Frame) ApplyDeltas(deltas [][]byte) error {
 		return err
 	}
 	if f.Locals, err = applyRaw(f.Locals, locals); err != nil {
+		return err
+	}
+	if f.Hidden, err = applyRaw(f.Hidden, hidden); err != nil {
 		return err
 	}
 	if output != nil {
@@ -462,6 +475,12 @@ func (f *Frame) noteSet(root string, keys []PathKey, old, v any) {
 func (f *Frame) noteState(id string) {
 	if c := f.changes; c != nil {
 		c.state[id], c.stateNew[id] = true, true
+	}
+}
+
+func (f *Frame) noteHidden(key string) {
+	if c := f.changes; c != nil {
+		c.hidden[key], c.hiddenNew[key] = true, true
 	}
 }
 

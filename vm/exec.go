@@ -333,15 +333,14 @@ func trimDollar(s string) string {
 // baseline of what the client has seen, for instance), or nil. It is saved
 // with the frame and shared by every node. The value is not copied: change
 // it only through SetHidden.
-func (c *Call) Hidden(key string) any { return c.r.frame.State["@"+key] }
+func (c *Call) Hidden(key string) any { return c.r.frame.Hidden[key] }
 
 // SetHidden saves a value under key, as Hidden reads it; nil deletes it.
 func (c *Call) SetHidden(key string, v any) {
-	if v == nil {
-		c.r.setState("@"+key, nil)
-		return
+	if v != nil {
+		v = Normalize(v)
 	}
-	c.r.setState("@"+key, Normalize(v))
+	c.r.setHidden(key, v)
 }
 
 // RunTool runs a backend tool of the workflow with args as $args: its

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // FrameVersion is the version of the serialized Frame. A frame of another
@@ -26,6 +27,7 @@ type Frame struct {
 	Context   map[string]any `json:"context"`             // the JSON tree $roots read and write
 	Locals    map[string]any `json:"locals,omitempty"`    // loop variables and caught errors
 	State     map[string]any `json:"state,omitempty"`     // node-local state by node id
+	Hidden    map[string]any `json:"hidden,omitempty"`    // what the run keeps for the stdlib, shared by its nodes (Call.Hidden)
 	Output    any            `json:"output,omitempty"`    // the run's result, set by output
 	Steps     []string       `json:"steps,omitempty"`     // open step names, innermost last
 	Seq       int64          `json:"seq"`                 // counter for the ids the run makes
@@ -72,6 +74,10 @@ func UnmarshalFrame(data []byte) (*Frame, error) {
 	if f.State != nil {
 		f.State = Normalize(f.State).(map[string]any)
 	}
+	if f.Hidden != nil {
+		f.Hidden = Normalize(f.Hidden).(map[string]any)
+	}
+	f.moveHidden(f.State)
 	f.Output = Normalize(f.Output)
 	return &f, nil
 }
@@ -323,5 +329,30 @@ func Merge(dst, src map[string]any) {
 			}
 		}
 		dst[k] = Copy(s)
+	}
+}
+
+// hiddenPrefix marks the hidden entries that frames and deltas written
+// before Frame.Hidden kept among the node states.
+const hiddenPrefix = "@"
+
+// moveHidden moves the entries of state named with hiddenPrefix, as frames
+// and deltas of earlier versions keep them, into f.Hidden; a null value
+// removes the entry.
+func (f *Frame) moveHidden(state map[string]any) {
+	for k, v := range state {
+		name, ok := strings.CutPrefix(k, hiddenPrefix)
+		if !ok {
+			continue
+		}
+		delete(state, k)
+		if v == nil {
+			delete(f.Hidden, name)
+			continue
+		}
+		if f.Hidden == nil {
+			f.Hidden = map[string]any{}
+		}
+		f.Hidden[name] = v
 	}
 }

@@ -428,6 +428,19 @@ func (r *runner) closeStepsFrom(tryID, nodeID string) error {
 	return nil
 }
 
+// setHidden sets the hidden entry key of the frame; nil deletes it.
+func (r *runner) setHidden(key string, v any) {
+	r.frame.noteHidden(key)
+	if v == nil {
+		delete(r.frame.Hidden, key)
+		return
+	}
+	if r.frame.Hidden == nil {
+		r.frame.Hidden = map[string]any{}
+	}
+	r.frame.Hidden[key] = v
+}
+
 func (r *runner) setState(id string, v any) {
 	r.frame.noteState(id)
 	if v == nil {
@@ -542,6 +555,7 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		bf.Context = Copy(base).(map[string]any)
 		bf.Locals, _ = Copy(r.frame.Locals).(map[string]any)
 		bf.State, _ = Copy(r.frame.State).(map[string]any)
+		bf.Hidden, _ = Copy(r.frame.Hidden).(map[string]any)
 		bf.Steps = slices.Clone(r.frame.Steps)
 		bf.Node = e.To
 		bf.ID = r.frame.ID + "." + strings.TrimPrefix(e.Label, "branch ") // ids the branch makes stay unique
@@ -574,6 +588,11 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		merge3(merged, base, b.frame.Context)
 		for id, st := range b.frame.State {
 			r.setState(id, st)
+		}
+		for k, v := range b.frame.Hidden {
+			if !equal(v, r.frame.Hidden[k]) {
+				r.setHidden(k, v)
+			}
 		}
 		if !equal(b.frame.Output, r.frame.Output) {
 			r.frame.Output = b.frame.Output // an output set in a branch
