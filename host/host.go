@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aguic/aguic/internal/every"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
@@ -45,6 +46,11 @@ const (
 	drainAtLeast = 5 * time.Second
 	// readHeaderLimit bounds the time a client takes to send its headers.
 	readHeaderLimit = 10 * time.Second
+	// wakeEvery is how often the host looks for threads whose timer (a
+	// sleep node) has come, and wakeBatch how many it wakes at most at a
+	// time.
+	wakeEvery = time.Second
+	wakeBatch = 100
 )
 
 // Config is what a Host runs.
@@ -159,7 +165,39 @@ func Start(cfg Config) (*Host, error) {
 		h.maintained = append(h.maintained, task(maintainCtx))
 	}
 	h.maintained = append(h.maintained, processMemory(cfg.ReleaseMemory, h.log).start(maintainCtx))
+	h.maintained = append(h.maintained, every.Run(maintainCtx, wakeEvery, func() { h.wakeDue(maintainCtx) }))
 	return h, nil
+}
+
+// wakeDue runs the threads whose timer has come (vm.WaitTimer, a sleep
+// node): each goes on in a run of its own, whose events its clients read
+// from the thread's history. A thread a request runs on now is left for
+// the next look; one a wake could not run stays due and is tried again.
+func (h *Host) wakeDue(ctx context.Context) {
+	keys, err := h.cfg.Store.Due(ctx, time.Now(), wakeBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("looking for threads to wake", "error", err.Error())
+		}
+		return
+	}
+	for _, k := range keys {
+		if ctx.Err() != nil {
+			return
+		}
+		o, _, err := store.Execute(ctx, h.cfg.Store, store.Request{
+			Key: k, Owner: h.cfg.Owner + "/timer", RunID: fmt.Sprintf("wake-%d", time.Now().UnixNano()),
+			Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
+		})
+		attrs := []any{"workflow", k.Workflow, "thread", k.Thread}
+		switch {
+		case errors.Is(err, store.ErrBusy):
+		case err != nil:
+			h.log.Warn("a sleeping thread could not wake", append(attrs, "error", err.Error())...)
+		default:
+			h.log.Info("woke a sleeping thread", append(attrs, "status", string(o.Status))...)
+		}
+	}
 }
 
 // logRecovered logs how a run's recovery ended.

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -132,5 +133,79 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited a minute for %s", what)
 		}
+	}
+}
+
+// TestSleepWakesAfterRestart: a conversation parked at a sleep node wakes
+// when its time comes, though the program stopped and started again in
+// between; a turn sent before then is refused, and the conversation keeps
+// sleeping.
+func TestSleepWakesAfterRestart(t *testing.T) {
+	m, bundle := compile(`wf 1
+workflow nap {
+  conversation = true
+  flow {
+    top: say "sleeping"
+    zz: sleep "2s"
+    say "awake"
+    wait: suspend
+    goto top
+  }
+}
+`)
+	dir := t.TempDir()
+	log := slog.New(slog.DiscardHandler)
+	k := store.Key{Scope: "default", Workflow: "nap", Thread: "t1"}
+	start := func() (*badger.Store, *host.Host, *httptest.Server) {
+		st, err := badger.Open(badger.Options{Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, h, httptest.NewServer(h.Handler())
+	}
+	st, h, srv := start()
+	if got := turn(srv.URL+"/agui/workflows/nap", "t1", "hi"); got != "sleeping" {
+		t.Fatalf("the first turn said %q", got)
+	}
+	resp, err := http.Post(srv.URL+"/agui/workflows/nap", "application/json",
+		strings.NewReader(`{"threadId":"t1","messages":[{"id":"m2","role":"user","content":"wake up"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "RUN_ERROR") || !strings.Contains(string(body), "sleeps until") {
+		t.Errorf("a turn sent while the conversation sleeps: %s", body)
+	}
+	srv.Close()
+	h.Shutdown(context.Background())
+	st.Close()
+
+	st, h, srv = start()
+	defer func() {
+		srv.Close()
+		h.Shutdown(context.Background())
+		st.Close()
+	}()
+	waitFor(t, "the thread to wake", func() bool {
+		th, err := st.Thread(context.Background(), k)
+		return err == nil && th.Status == store.Suspended && th.WakeAt.IsZero()
+	})
+	evs, err := st.Events(context.Background(), k, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := ""
+	for _, e := range evs {
+		if ve, err := e.Decode(); err == nil && ve.Delta != "" {
+			said += ve.Delta + ";"
+		}
+	}
+	if said != "sleeping;awake;" {
+		t.Errorf("the conversation said %q, want sleeping then awake", said)
 	}
 }

@@ -5,7 +5,7 @@
 // environment, the HTTP client of http nodes, the model providers. What comes out: the same
 // registry, holding a vm.KindSpec, with its Exec, for every node kind of
 // the language —
-// "say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt",
+// "say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt", "sleep",
 // "state sync", "state snapshot", "state delta", "activity sync",
 // "activity snapshot", "activity delta", "emit", "http", "call", "output" —
 // and a vm.Builtin for every builtin function beyond expr's own: env, json,
@@ -26,7 +26,7 @@
 // and the hooks through which other layers learn what they need of it
 // without naming it (vm.KindSpec's Gives, Model, Detail, Persists, Tool):
 // say.go, model.go (and model_stream.go), frontend_tool.go,
-// backend_tool.go, suspend.go, interrupt.go, state.go, activity.go,
+// backend_tool.go, suspend.go, interrupt.go, sleep.go, state.go, activity.go,
 // emit.go, http.go, call.go, output.go. kinds.go lists them; toolcalls.go,
 // retry.go and keys.go hold what several kinds share. Adding a kind is its
 // file, a line in kinds.go, its tests and the generated reference.

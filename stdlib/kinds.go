@@ -8,7 +8,7 @@ import "github.com/aguic/aguic/vm"
 // http.go…), or with its family (state.go, activity.go).
 func kinds(opts Options) []*vm.KindSpec {
 	return []*vm.KindSpec{
-		say(), model(opts), frontendTool(), backendTool(), suspend(), interrupt(),
+		say(), model(opts), frontendTool(), backendTool(), suspend(), interrupt(), sleep(),
 		stateSync(), stateSnapshot(), stateDelta(),
 		activitySync(), activitySnapshot(), activityDelta(),
 		emit(), httpKind(httpClient(opts)), call(), output(),

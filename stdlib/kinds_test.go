@@ -20,7 +20,7 @@ func TestKindNames(t *testing.T) {
 		got = append(got, k.Name)
 	}
 	want := []string{
-		"say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt",
+		"say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt", "sleep",
 		"state sync", "state snapshot", "state delta",
 		"activity sync", "activity snapshot", "activity delta",
 		"emit", "http", "call", "output",
@@ -29,7 +29,7 @@ func TestKindNames(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("kinds = %q\nwant %q", got, want)
 	}
-	if got, want := r.KindNames(), []string{"activity", "backend_tool", "call", "emit", "frontend_tool", "http", "interrupt", "model", "output", "say", "state", "suspend"}; !reflect.DeepEqual(got, want) {
+	if got, want := r.KindNames(), []string{"activity", "backend_tool", "call", "emit", "frontend_tool", "http", "interrupt", "model", "output", "say", "sleep", "state", "suspend"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("KindNames = %q, want %q", got, want)
 	}
 	for _, kind := range []string{"state", "activity"} {
@@ -56,6 +56,7 @@ func TestKindShapes(t *testing.T) {
 		"frontend_tool":     {arg: "tool name", handlers: []string{"result", "other"}, suspend: vm.SuspendAlways, convo: true, result: true},
 		"backend_tool":      {arg: "name", required: []string{"result"}, result: true},
 		"suspend":           {suspend: vm.SuspendAlways, convo: true},
+		"sleep":             {arg: "duration", suspend: vm.SuspendAlways, convo: true},
 		"interrupt":         {required: []string{"reason"}, suspend: vm.SuspendAlways, convo: true, result: true},
 		"state sync":        {},
 		"state snapshot":    {arg: "state"},

@@ -29,6 +29,7 @@ const (
 	WaitUser      WaitKind = "user"      // the next user turn (suspend)
 	WaitTool      WaitKind = "tool"      // the result of frontend tool calls
 	WaitInterrupt WaitKind = "interrupt" // answers to interrupts
+	WaitTimer     WaitKind = "timer"     // a time: whoever keeps the thread resumes it then
 )
 
 // Wait describes a suspension: what the run waits for.
@@ -36,6 +37,7 @@ type Wait struct {
 	Kind        WaitKind    `json:"kind"`
 	ToolCallIDs []string    `json:"toolCallIds,omitempty"`
 	Interrupts  []Interrupt `json:"interrupts,omitempty"`
+	Until       int64       `json:"until,omitempty"` // WaitTimer: when, in Unix milliseconds
 }
 
 // Interrupt is one open AG-UI interrupt.

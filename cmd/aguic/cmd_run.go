@@ -8,10 +8,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/aguic/aguic/compiler"
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/aguic/aguic/compiler"
 
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
@@ -249,6 +251,11 @@ func (s *session) exchange(ctx context.Context, msgs []agui.Message, answers []v
 // false when the input ended.
 func (s *session) answer(w *vm.Wait) (msgs []agui.Message, answers []vm.ResumeEntry, ok bool) {
 	switch w.Kind {
+	case vm.WaitTimer:
+		// A sleep node: what a server does when the time comes, here and now.
+		until := time.UnixMilli(w.Until)
+		s.out.println(fmt.Sprintf("(sleeping until %s)", until.Format(time.TimeOnly)))
+		time.Sleep(time.Until(until))
 	case vm.WaitTool:
 		for _, id := range w.ToolCallIDs {
 			name := id

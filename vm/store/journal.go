@@ -270,6 +270,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			return err
 		}
 	}
+	cp.WakeAt = wakeAt(o.Wait)
 	if o.Status == vm.Failed || o.Status == vm.Cancelled {
 		// Back to the frame the run found, but with the id counter as the
 		// run left it: the failed run's events were stored and streamed,
@@ -282,6 +283,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			// The thread still waits where it waited: for the same tool
 			// results or interrupt answers, which the client may send again.
 			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
+			cp.WakeAt = waitingWake(w.Wait)
 		}
 	} else {
 		d, err := f.RunDelta()
@@ -433,4 +435,22 @@ func (e Event) Decode() (vm.Event, error) {
 	var out vm.Event
 	err := json.Unmarshal(e.Data, &out)
 	return out, err
+}
+
+// waitingWake is wakeAt of a wait as a thread stores it (JSON).
+func waitingWake(wait []byte) time.Time {
+	var w vm.Wait
+	if json.Unmarshal(wait, &w) != nil {
+		return time.Time{}
+	}
+	return wakeAt(&w)
+}
+
+// wakeAt is when a thread suspended on w is to be woken: its time for a
+// timer, zero for anything else.
+func wakeAt(w *vm.Wait) time.Time {
+	if w == nil || w.Kind != vm.WaitTimer || w.Until <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(w.Until).UTC()
 }

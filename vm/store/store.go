@@ -62,6 +62,7 @@ type Thread struct {
 	Frame    []byte    `json:"frame"`          // the serialized vm.Frame
 	Deltas   [][]byte  `json:"deltas"`         // the frame deltas written since Frame, in order
 	Wait     []byte    `json:"wait,omitempty"` // JSON of what a suspended run waits for
+	WakeAt   time.Time `json:"wakeAt,omitzero"` // when a thread that waits for a time is to be woken; zero for none (Due lists it then)
 	RunID    string    `json:"runId"`          // the run that wrote the checkpoint
 	LastSeq  uint64    `json:"lastSeq"`        // the sequence number of the last event
 	FirstSeq uint64    `json:"firstSeq"`       // the oldest event still kept (retention)
@@ -110,9 +111,9 @@ type Lease struct {
 // Commit is what a run writes at its start, at a checkpoint or at its end,
 // all at once.
 type Commit struct {
-	// Checkpoint, when not nil, sets the thread's Status, Hash, Wait and
-	// RunID; its Frame, when not nil, replaces the thread's frame and drops
-	// every delta.
+	// Checkpoint, when not nil, sets the thread's Status, Hash, Wait,
+	// WakeAt and RunID; its Frame, when not nil, replaces the thread's
+	// frame and drops every delta.
 	Checkpoint *Thread
 	// Trim, when set, keeps only the first Keep of the thread's deltas.
 	Trim bool
@@ -179,6 +180,9 @@ type Store interface {
 	// ErrLeaseLost when the lease is not the thread's current one;
 	// ErrConflict when c.Expect differs; ErrRunExists as NewRun says.
 	Commit(ctx context.Context, l Lease, c Commit) (Thread, error)
+	// Due lists the threads whose WakeAt is set and at or before now,
+	// earliest first, at most limit of them.
+	Due(ctx context.Context, now time.Time, limit int) ([]Key, error)
 	// Sync returns once every commit that returned before it was called,
 	// lazy ones included, is durable: a power loss cannot lose it.
 	Sync(ctx context.Context) error

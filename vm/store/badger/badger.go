@@ -456,8 +456,16 @@ func thread(k store.Key, h *header) store.Thread {
 	return store.Thread{
 		Key: k, Status: h.Status, Hash: h.Hash, RunID: h.RunID, Wait: bytes.Clone(h.Wait),
 		LastSeq: h.LastSeq, FirstSeq: h.FirstSeq, Version: h.Version,
-		Created: h.Created, Updated: h.Updated,
+		Created: h.Created, Updated: h.Updated, WakeAt: wakeTime(h.WakeAt),
 	}
+}
+
+// wakeTime is a header's WakeAt as a time; zero for none.
+func wakeTime(ms uint64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(ms)).UTC()
 }
 
 // keyName is how messages name a thread, cut short when long.

@@ -32,6 +32,7 @@ type header struct {
 	Gen      uint64
 	Created  time.Time
 	Updated  time.Time
+	WakeAt   uint64 // Unix milliseconds; 0 for none. Headers written before it end at Updated.
 }
 
 var errBadRecord = errors.New("malformed record")
@@ -126,7 +127,7 @@ func encodeHeader(h *header) []byte {
 	return encoder(make([]byte, 0, 64+len(h.Hash)+len(h.RunID)+len(h.Wait))).
 		str(string(h.Status)).str(h.Hash).str(h.RunID).bytes(h.Wait).uint(h.Deltas).
 		uint(h.LastSeq).uint(h.FirstSeq).uint(h.Version).uint(h.Gen).
-		time(h.Created).time(h.Updated)
+		time(h.Created).time(h.Updated).uint(h.WakeAt)
 }
 
 func decodeHeader(b []byte) (header, error) {
@@ -135,6 +136,9 @@ func decodeHeader(b []byte) (header, error) {
 		Status: store.Status(d.str()), Hash: d.str(), RunID: d.str(), Wait: d.bytes(), Deltas: d.uint(),
 		LastSeq: d.uint(), FirstSeq: d.uint(), Version: d.uint(), Gen: d.uint(),
 		Created: d.time(), Updated: d.time(),
+	}
+	if len(d.b) > 0 {
+		h.WakeAt = d.uint()
 	}
 	return h, d.done()
 }

@@ -127,6 +127,23 @@ func (s *Store) commit(txn *badgerdb.Txn, tk []byte, c *store.Commit, head *head
 	}
 	if cp := c.Checkpoint; cp != nil {
 		h.Status, h.Hash, h.RunID, h.Wait = cp.Status, cp.Hash, cp.RunID, cp.Wait
+		var wake uint64
+		if !cp.WakeAt.IsZero() {
+			wake = uint64(max(cp.WakeAt.UnixMilli(), 1))
+		}
+		if wake != h.WakeAt {
+			if h.WakeAt != 0 {
+				if err := txn.Delete(wakeKey(h.WakeAt, tk)); err != nil {
+					return err
+				}
+			}
+			if wake != 0 {
+				if err := txn.Set(wakeKey(wake, tk), nil); err != nil {
+					return err
+				}
+			}
+			h.WakeAt = wake
+		}
 		if cp.Frame != nil {
 			if err := s.set(txn, key(prefixFrame, tk), cp.Frame); err != nil {
 				return err

@@ -90,7 +90,7 @@ func FuzzThreadKey(f *testing.F) {
 
 func TestCodec(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-	h := header{Status: store.Suspended, Hash: "h", RunID: "r", Wait: []byte(`{"kind":"user"}`), Deltas: 4, LastSeq: 1 << 40, FirstSeq: 3, Version: 9, Gen: 77, Created: now, Updated: now.Add(time.Hour)}
+	h := header{Status: store.Suspended, Hash: "h", RunID: "r", Wait: []byte(`{"kind":"timer"}`), Deltas: 4, LastSeq: 1 << 40, FirstSeq: 3, Version: 9, Gen: 77, Created: now, Updated: now.Add(time.Hour), WakeAt: 1 << 41}
 	if got, err := decodeHeader(encodeHeader(&h)); err != nil || !reflect.DeepEqual(got, h) {
 		t.Errorf("header round trip: %+v, %v", got, err)
 	}
@@ -103,10 +103,19 @@ func TestCodec(t *testing.T) {
 	if err != nil || got.Key != r.Key || got.Status != r.Status || !got.Started.Equal(now) || !got.Finished.IsZero() || string(got.Outcome) != "o" || got.Error != "e" || string(got.Input) != "i" {
 		t.Errorf("run round trip: %+v, %v", got, err)
 	}
-	// Truncated or overlong records are errors, not panics.
+	// Truncated or overlong records are errors, not panics; a header
+	// written before wake times, which ends at Updated, reads as one
+	// without.
 	enc := encodeHeader(&h)
+	old := h
+	old.WakeAt = 0
+	oldLen := len(encodeHeader(&old)) - 1 // without the wake time's one byte
 	for i := range enc {
-		if _, err := decodeHeader(enc[:i]); err == nil {
+		got, err := decodeHeader(enc[:i])
+		switch {
+		case i == oldLen && (err != nil || got.WakeAt != 0 || !got.Updated.Equal(h.Updated)):
+			t.Errorf("a header without a wake time: %+v, %v", got, err)
+		case i != oldLen && err == nil:
 			t.Errorf("decodeHeader of %d of %d bytes succeeded", i, len(enc))
 		}
 	}
@@ -183,7 +192,7 @@ func TestResumePurge(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			return unlink(txn, tk, h.Gen)
+			return unlink(txn, tk, &h)
 		})
 	}); err != nil {
 		t.Fatal(err)

@@ -49,6 +49,7 @@ const (
 	prefixRun     = 'u'
 	prefixStatus  = 'y'
 	prefixDeleted = 'z'
+	prefixWake    = 'w' // wake time (8 bytes, big-endian Unix milliseconds), then the thread key
 )
 
 var metaKey = []byte{prefixMeta}

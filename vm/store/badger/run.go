@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
+	"time"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
 
@@ -124,4 +126,48 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 		return fail(err)
 	}
 	return runs, next, nil
+}
+
+// wakeKey is the key of the wake time of thread tk, ms in Unix
+// milliseconds: the keys of prefixWake sort by time.
+func wakeKey(ms uint64, tk []byte) []byte {
+	return key(prefixWake, be64(ms), tk)
+}
+
+// Due lists the threads whose wake time is at or before now, earliest
+// first.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]store.Key, error) {
+	fail := func(err error) ([]store.Key, error) { return nil, fmt.Errorf("due threads: %w", err) }
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	if limit <= 0 {
+		limit = 100
+	}
+	upTo := uint64(max(now.UnixMilli(), 0))
+	var keys []store.Key
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: []byte{prefixWake}})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && len(keys) < limit; it.Next() {
+			k := it.Item().Key()[1:]
+			if len(k) < 8 {
+				return fmt.Errorf("malformed wake record %q", it.Item().Key())
+			}
+			if binary.BigEndian.Uint64(k[:8]) > upTo {
+				break
+			}
+			tk, _, err := parseThreadKey(k[8:])
+			if err != nil {
+				return err
+			}
+			keys = append(keys, tk)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return keys, nil
 }

@@ -119,7 +119,7 @@ func (s *Store) expire(ctx context.Context, k store.Key, r store.Retention, now 
 				return err
 			}
 			gen, deleted = h.Gen, true
-			return unlink(txn, tk, gen)
+			return unlink(txn, tk, &h)
 		})
 		if deleted && err == nil {
 			sl.owner = "" // the lease goes with the thread

@@ -119,7 +119,7 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 				return err
 			}
 			gen = h.Gen
-			return unlink(txn, tk, gen)
+			return unlink(txn, tk, &h)
 		})
 		if err == nil {
 			sl.owner = "" // the lease goes with the thread
@@ -136,9 +136,15 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 	return nil
 }
 
-// unlink deletes a thread's header and checkpoint, and records that its
-// generation's events, deltas and runs are to be removed.
-func unlink(txn *badgerdb.Txn, tk []byte, gen uint64) error {
+// unlink deletes a thread's header, its checkpoint and its wake time, and
+// records that its generation's events, deltas and runs are to be removed.
+func unlink(txn *badgerdb.Txn, tk []byte, h *header) error {
+	if h.WakeAt != 0 {
+		if err := txn.Delete(wakeKey(h.WakeAt, tk)); err != nil {
+			return err
+		}
+	}
+	gen := h.Gen
 	for _, p := range []byte{prefixThread, prefixFrame} {
 		if err := txn.Delete(key(p, tk)); err != nil {
 			return err

@@ -215,7 +215,7 @@ func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.
 		return store.Thread{}, errors.New("keep more deltas than the thread has")
 	}
 	if cp := c.Checkpoint; cp != nil {
-		t.Status, t.Hash, t.Wait, t.RunID = cp.Status, cp.Hash, slices.Clone(cp.Wait), cp.RunID
+		t.Status, t.Hash, t.Wait, t.RunID, t.WakeAt = cp.Status, cp.Hash, slices.Clone(cp.Wait), cp.RunID, cp.WakeAt
 		if cp.Frame != nil {
 			t.Frame, t.Deltas = slices.Clone(cp.Frame), nil
 		}
@@ -439,6 +439,26 @@ func (m *mem) Sweep(ctx context.Context, r store.Retention, now time.Time) (even
 		}
 	}
 	return events, threads, nil
+}
+
+// Due lists the threads whose wake time has come, earliest first.
+func (m *mem) Due(ctx context.Context, now time.Time, limit int) ([]store.Key, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var due []*memThread
+	for _, th := range m.st.Threads {
+		if w := th.T.WakeAt; !w.IsZero() && !w.After(now) {
+			due = append(due, th)
+		}
+	}
+	slices.SortStableFunc(due, func(a, b *memThread) int { return a.T.WakeAt.Compare(b.T.WakeAt) })
+	var keys []store.Key
+	for _, th := range due[:min(len(due), limit)] {
+		keys = append(keys, th.T.Key)
+	}
+	return keys, nil
 }
 
 // Sync has nothing to do: everything mem keeps is kept as it returns.

@@ -126,6 +126,7 @@ func groups() []group {
 		{"Sweep", sweepChecks},
 		{"Concurrent", concurrentChecks},
 		{"Context", contextChecks},
+		{"Wake", wakeChecks},
 	}
 }
 
