@@ -58,15 +58,15 @@ const (
 type Thread struct {
 	Key
 	Status   Status    `json:"status"`
-	Hash     string    `json:"hash"`           // the workflow source the frame runs on
-	Frame    []byte    `json:"frame"`          // the serialized vm.Frame
-	Deltas   [][]byte  `json:"deltas"`         // the frame deltas written since Frame, in order
-	Wait     []byte    `json:"wait,omitempty"` // JSON of what a suspended run waits for
+	Hash     string    `json:"hash"`            // the workflow source the frame runs on
+	Frame    []byte    `json:"frame"`           // the serialized vm.Frame
+	Deltas   [][]byte  `json:"deltas"`          // the frame deltas written since Frame, in order
+	Wait     []byte    `json:"wait,omitempty"`  // JSON of what a suspended run waits for
 	WakeAt   time.Time `json:"wakeAt,omitzero"` // when a thread that waits for a time is to be woken; zero for none (Due lists it then)
-	RunID    string    `json:"runId"`          // the run that wrote the checkpoint
-	LastSeq  uint64    `json:"lastSeq"`        // the sequence number of the last event
-	FirstSeq uint64    `json:"firstSeq"`       // the oldest event still kept (retention)
-	Version  uint64    `json:"version"`        // adds 1 with every commit, nothing else changes it; 0 for a new thread
+	RunID    string    `json:"runId"`           // the run that wrote the checkpoint
+	LastSeq  uint64    `json:"lastSeq"`         // the sequence number of the last event
+	FirstSeq uint64    `json:"firstSeq"`        // the oldest event still kept (retention)
+	Version  uint64    `json:"version"`         // adds 1 with every commit, nothing else changes it; 0 for a new thread
 	Created  time.Time `json:"created"`
 	Updated  time.Time `json:"updated"`
 }
