@@ -1,8 +1,8 @@
 // Package host runs workflows durably in a process: it serves them as
 // AG-UI agents on a store, resumes the runs a crash left unfinished, runs
 // the threads pinned to an older version of the workflows on that version,
-// applies retention, gives memory back when the process idles, and shuts
-// down gracefully. `aguic serve` is a host; so is a Go program that embeds
+// wakes the conversations whose sleep has come, applies retention, gives
+// memory back when the process idles, and shuts down gracefully. `aguic serve` is a host; so is a Go program that embeds
 // aguic:
 //
 //	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st})
