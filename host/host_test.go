@@ -209,3 +209,58 @@ workflow nap {
 		t.Errorf("the conversation said %q, want sleeping then awake", said)
 	}
 }
+
+// TestFailedWakeIsNotRepeated: a wake whose run fails leaves the thread
+// waiting, but not woken again every second: its next request goes on.
+func TestFailedWakeIsNotRepeated(t *testing.T) {
+	m, bundle := compile(`wf 1
+workflow nap {
+  conversation = true
+  flow {
+    top: say "sleeping"
+    zz: sleep "1s"
+    if $agent.latestUserMessage.content == "hi" {
+      fail "nobody to wake"
+    }
+    say "awake"
+    wait: suspend
+    goto top
+  }
+}
+`)
+	st, err := badger.Open(badger.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Shutdown(context.Background())
+	srv := httptest.NewServer(h.Handler())
+	defer srv.Close()
+	url := srv.URL + "/agui/workflows/nap"
+	if got := turn(url, "t1", "hi"); got != "sleeping" {
+		t.Fatalf("the first turn said %q", got)
+	}
+	k := store.Key{Scope: "default", Workflow: "nap", Thread: "t1"}
+	waitFor(t, "the wake to fail", func() bool {
+		runs, _, err := st.Runs(context.Background(), store.Failed, store.Page{})
+		return err == nil && len(runs) == 1
+	})
+	th, err := st.Thread(context.Background(), k)
+	if err != nil || th.Status != store.Suspended || !th.WakeAt.IsZero() {
+		t.Fatalf("after the failed wake: %+v, %v; want suspended, no wake time", th, err)
+	}
+	time.Sleep(2 * wakeLooks)
+	if runs, _, err := st.Runs(context.Background(), store.Failed, store.Page{}); err != nil || len(runs) != 1 {
+		t.Errorf("failed runs after more looks: %d, %v; want the one wake", len(runs), err)
+	}
+	if got := turn(url, "t1", "wake up"); got != "awake" {
+		t.Errorf("the next turn said %q, want awake", got)
+	}
+}
+
+// wakeLooks is how often the host looks for threads to wake.
+const wakeLooks = time.Second

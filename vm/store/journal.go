@@ -283,7 +283,7 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 			// The thread still waits where it waited: for the same tool
 			// results or interrupt answers, which the client may send again.
 			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
-			cp.WakeAt = waitingWake(w.Wait)
+			cp.WakeAt = waitingWake(w.Wait, j.now())
 		}
 	} else {
 		d, err := f.RunDelta()
@@ -437,13 +437,20 @@ func (e Event) Decode() (vm.Event, error) {
 	return out, err
 }
 
-// waitingWake is wakeAt of a wait as a thread stores it (JSON).
-func waitingWake(wait []byte) time.Time {
+// waitingWake is when a thread that goes back to a wait it stored (JSON)
+// after a failed run is to be woken: its time, while that is still to come.
+// A thread whose time has come and whose run failed, the run of its wake
+// included, is not woken again, which would fail again every second: it
+// waits for its next request, which the node then takes.
+func waitingWake(wait []byte, now time.Time) time.Time {
 	var w vm.Wait
 	if json.Unmarshal(wait, &w) != nil {
 		return time.Time{}
 	}
-	return wakeAt(&w)
+	if t := wakeAt(&w); t.After(now) {
+		return t
+	}
+	return time.Time{}
 }
 
 // wakeAt is when a thread suspended on w is to be woken: its time for a

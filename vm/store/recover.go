@@ -243,7 +243,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 			cp := &Thread{Status: Failed, Hash: th.Hash, RunID: r.ID}
 			if w := in.Waiting; w != nil {
 				cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
-				cp.WakeAt = waitingWake(w.Wait)
+				cp.WakeAt = waitingWake(w.Wait, time.Now())
 			}
 			c.Checkpoint, c.Trim, c.Keep = cp, true, in.Deltas
 			if f != nil {
