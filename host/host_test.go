@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/host"
+	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 	"github.com/aguic/aguic/vm/store/badger"
 )
@@ -54,46 +55,27 @@ workflow fetch {
 }
 `)
 	dir := t.TempDir()
-	log := slog.New(slog.DiscardHandler)
 	k := store.Key{Scope: "default", Workflow: "fetch", Thread: "t1"}
 
 	// The first process: the turn starts, calls the service and hangs.
-	st, err := badger.Open(badger.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h.Handler())
+	first := startProcess(t, dir, m, bundle)
 	go func() {
-		resp, err := http.Post(srv.URL+"/agui/workflows/fetch", "application/json",
+		resp, err := http.Post(first.srv.URL+"/agui/workflows/fetch", "application/json",
 			strings.NewReader(`{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`))
 		if err == nil {
 			resp.Body.Close()
 		}
 	}()
 	waitFor(t, "the turn to be running", func() bool {
-		th, err := st.Thread(context.Background(), k)
+		th, err := first.st.Thread(context.Background(), k)
 		return err == nil && th.Status == store.Running
 	})
-	// The process dies: nothing shuts down, the store is gone.
-	st.Close()
-	srv.CloseClientConnections()
-	srv.Close()
+	first.crash()
 
 	// The next process on the same data resumes the turn.
-	st2, err := badger.Open(badger.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st2.Close()
-	h2, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st2, Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h2.Shutdown(context.Background())
+	next := startProcess(t, dir, m, bundle)
+	defer next.stop()
+	st2 := next.st
 	waitFor(t, "the turn to be resumed", func() bool {
 		th, err := st2.Thread(context.Background(), k)
 		return err == nil && th.Status == store.Suspended
@@ -102,18 +84,8 @@ workflow fetch {
 	if err != nil || r.Status != store.Suspended {
 		t.Fatalf("run r1 after recovery: %+v, %v", r, err)
 	}
-	evs, err := st2.Events(context.Background(), k, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	said := ""
-	for _, e := range evs {
-		if ve, err := e.Decode(); err == nil && ve.Delta != "" {
-			said += ve.Delta
-		}
-	}
-	if said != "answer to tea" {
-		t.Errorf("the resumed turn said %q, want %q", said, "answer to tea")
+	if said := said(t, st2, k); said != "answer to tea;" {
+		t.Errorf("the resumed turn said %q, want %q", said, "answer to tea;")
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -123,7 +95,63 @@ workflow fetch {
 	// The first host's run is still blocked in the call: let it fail on
 	// its closed store, and stop the first host.
 	unhang()
-	h.Shutdown(context.Background())
+	first.h.Shutdown(context.Background())
+}
+
+// process is one start of a program that embeds aguic on a data
+// directory.
+type process struct {
+	st  *badger.Store
+	h   *host.Host
+	srv *httptest.Server
+}
+
+// startProcess opens the store in dir and starts a host on it, serving m
+// over HTTP.
+func startProcess(t *testing.T, dir string, m *vm.Machine, bundle []byte) *process {
+	t.Helper()
+	st, err := badger.Open(badger.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	return &process{st: st, h: h, srv: httptest.NewServer(h.Handler())}
+}
+
+// stop stops the process gracefully.
+func (p *process) stop() {
+	p.srv.Close()
+	p.h.Shutdown(context.Background())
+	p.st.Close()
+}
+
+// crash stops the process as a kill would: the store goes, its connections
+// with it, and nothing shuts down.
+func (p *process) crash() {
+	p.st.Close()
+	p.srv.CloseClientConnections()
+	p.srv.Close()
+}
+
+// said is the text a thread's stored events say, each text message's
+// deltas followed by ";".
+func said(t *testing.T, st store.Store, k store.Key) string {
+	t.Helper()
+	evs, err := st.Events(context.Background(), k, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range evs {
+		if ve, err := e.Decode(); err == nil && ve.Delta != "" {
+			b.WriteString(ve.Delta + ";")
+		}
+	}
+	return b.String()
 }
 
 // waitFor waits, up to a minute, until cond holds.
@@ -154,20 +182,9 @@ workflow nap {
 }
 `)
 	dir := t.TempDir()
-	log := slog.New(slog.DiscardHandler)
 	k := store.Key{Scope: "default", Workflow: "nap", Thread: "t1"}
-	start := func() (*badger.Store, *host.Host, *httptest.Server) {
-		st, err := badger.Open(badger.Options{Dir: dir})
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: log})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, h, httptest.NewServer(h.Handler())
-	}
-	st, h, srv := start()
+	p := startProcess(t, dir, m, bundle)
+	srv := p.srv
 	if got := turn(srv.URL+"/agui/workflows/nap", "t1", "hi"); got != "sleeping" {
 		t.Fatalf("the first turn said %q", got)
 	}
@@ -181,31 +198,15 @@ workflow nap {
 	if !strings.Contains(string(body), "RUN_ERROR") || !strings.Contains(string(body), "sleeps until") {
 		t.Errorf("a turn sent while the conversation sleeps: %s", body)
 	}
-	srv.Close()
-	h.Shutdown(context.Background())
-	st.Close()
+	p.stop()
 
-	st, h, srv = start()
-	defer func() {
-		srv.Close()
-		h.Shutdown(context.Background())
-		st.Close()
-	}()
+	p = startProcess(t, dir, m, bundle)
+	defer p.stop()
 	waitFor(t, "the thread to wake", func() bool {
-		th, err := st.Thread(context.Background(), k)
+		th, err := p.st.Thread(context.Background(), k)
 		return err == nil && th.Status == store.Suspended && th.WakeAt.IsZero()
 	})
-	evs, err := st.Events(context.Background(), k, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	said := ""
-	for _, e := range evs {
-		if ve, err := e.Decode(); err == nil && ve.Delta != "" {
-			said += ve.Delta + ";"
-		}
-	}
-	if said != "sleeping;awake;" {
+	if said := said(t, p.st, k); said != "sleeping;awake;" {
 		t.Errorf("the conversation said %q, want sleeping then awake", said)
 	}
 }
@@ -228,19 +229,9 @@ workflow nap {
   }
 }
 `)
-	st, err := badger.Open(badger.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Shutdown(context.Background())
-	srv := httptest.NewServer(h.Handler())
-	defer srv.Close()
-	url := srv.URL + "/agui/workflows/nap"
+	p := startProcess(t, t.TempDir(), m, bundle)
+	defer p.stop()
+	st, url := p.st, p.srv.URL+"/agui/workflows/nap"
 	if got := turn(url, "t1", "hi"); got != "sleeping" {
 		t.Fatalf("the first turn said %q", got)
 	}

@@ -34,11 +34,7 @@ func backendTool() *vm.KindSpec {
 // execBackendTool emits a whole tool call with its result and appends the
 // chat messages persist asks for.
 func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
-	name, err := c.Arg()
-	if err != nil {
-		return vm.Step{}, err
-	}
-	args, err := argsJSON(c)
+	name, args, err := toolCallHead(c)
 	if err != nil {
 		return vm.Step{}, err
 	}
@@ -53,7 +49,7 @@ func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, err
 	}
 	id := c.NextID("call")
-	if err := emitToolCall(c, id, vm.Text(name), args); err != nil {
+	if err := emitToolCall(c, id, name, args); err != nil {
 		return vm.Step{}, err
 	}
 	if err := c.Emit(toolResult(id, content)); err != nil {
@@ -62,9 +58,9 @@ func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	var msgs []any
 	switch persist {
 	case persistCall:
-		msgs = []any{callMessage(id, vm.Text(name), args)}
+		msgs = []any{callMessage(id, name, args)}
 	case persistCallAndResult:
-		msgs = []any{callMessage(id, vm.Text(name), args), resultMessage(id, content)}
+		msgs = []any{callMessage(id, name, args), resultMessage(id, content)}
 	}
 	if err := appendChat(c, msgs); err != nil {
 		return vm.Step{}, err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 
 	"github.com/aguic/aguic/vm"
@@ -180,23 +179,8 @@ func tail(list, count any) (any, error) {
 // intArg returns v as an int: any integer, or a float64 without a fraction,
 // as JSON numbers read from the context are.
 func intArg(fn, param string, v any) (int, error) {
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i := rv.Int()
-		if int64(int(i)) == i {
-			return int(i), nil
-		}
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u := rv.Uint()
-		if u <= math.MaxInt {
-			return int(u), nil
-		}
-	case reflect.Float32, reflect.Float64:
-		f := rv.Float()
-		if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 {
-			return int(f), nil
-		}
+	if n, ok := vm.WholeNumber(v); ok {
+		return n, nil
 	}
 	return 0, fmt.Errorf("%s: expected a whole number %s, found %s", fn, param, describe(v))
 }

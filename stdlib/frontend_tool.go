@@ -56,11 +56,7 @@ func execFrontendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if c.Resume != nil {
 		return resumeFrontendTool(c)
 	}
-	name, err := c.Arg()
-	if err != nil {
-		return vm.Step{}, err
-	}
-	args, err := argsJSON(c)
+	name, args, err := toolCallHead(c)
 	if err != nil {
 		return vm.Step{}, err
 	}
@@ -81,12 +77,12 @@ func execFrontendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		}
 	}
 	id := c.NextID("call")
-	if err := emitToolCall(c, id, vm.Text(name), args); err != nil {
+	if err := emitToolCall(c, id, name, args); err != nil {
 		return vm.Step{}, err
 	}
 	st := frontendState{ToolCallID: id, Persist: persist, HideAfter: hide}
 	if persist != persistNone {
-		st.Wrote = []any{callMessage(id, vm.Text(name), args)}
+		st.Wrote = []any{callMessage(id, name, args)}
 		if err := appendChat(c, st.Wrote); err != nil {
 			return vm.Step{}, err
 		}

@@ -59,6 +59,17 @@ func toolResult(id, content string) vm.Event {
 	return vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + id, ToolCallID: id, Content: content}
 }
 
+// toolCallHead evaluates what a tool-call node calls: the tool's name, its
+// positional argument, and its args as JSON text.
+func toolCallHead(c *vm.Call) (name, args string, err error) {
+	v, err := c.Arg()
+	if err != nil {
+		return "", "", err
+	}
+	args, err = argsJSON(c)
+	return vm.Text(v), args, err
+}
+
 // argsJSON evaluates the args key, an object ({} when absent), as JSON text.
 func argsJSON(c *vm.Call) (string, error) {
 	var args map[string]any

@@ -79,7 +79,7 @@ func (c *Call) unpack(name string, v any, dst any) error {
 		}
 		*dst = b
 	case *int:
-		n, ok := wholeNumber(v)
+		n, ok := WholeNumber(v)
 		if !ok {
 			return bad("a whole number")
 		}
@@ -122,9 +122,9 @@ func (c *Call) keySpec(name string) *KeySpec {
 	return c.Spec.Key(name)
 }
 
-// wholeNumber returns v as an int: an int, or a float64 without a
+// WholeNumber returns v as an int: any integer, or a float without a
 // fraction, as JSON numbers read from the context are.
-func wholeNumber(v any) (int, bool) {
+func WholeNumber(v any) (int, bool) {
 	switch n := Normalize(v).(type) {
 	case int:
 		return n, true
