@@ -15,6 +15,15 @@
 // the holder of a thread's current lease can commit to it, and a lease
 // taken over after it expired fences out its former holder; everything
 // committed is there after Close and reopen.
+//
+// Several processes may share one store (PostgreSQL): a Store is then also
+// how they reach each other. Leases keep one run per thread across all of
+// them; Watch tells a process that a thread changed in another (a client
+// that follows a run executing elsewhere); Cancel reaches the process that
+// executes a run; Stranded finds the runs of a process that died, once
+// their leases expired; TakeTask lets one process of many do a periodic
+// task. A store that one process owns (Badger) implements these within
+// the process, with a Hub.
 package store
 
 import (
@@ -31,6 +40,10 @@ var (
 	ErrConflict  = errors.New("the thread changed since it was read")
 	ErrExpired   = errors.New("the events before this cursor were removed")
 	ErrRunExists = errors.New("the thread already has a run with this id")
+	// ErrUnavailable: the store cannot be reached now (its database is
+	// down, or did not answer in time). Nothing was written; the same call
+	// may succeed later.
+	ErrUnavailable = errors.New("the store is unavailable")
 )
 
 // Key names a thread. Scope separates tenants: one scope can never read or
@@ -222,6 +235,42 @@ type Store interface {
 	// now minus its Updated time) and returns how many events and threads
 	// it removed.
 	Sweep(ctx context.Context, r Retention, now time.Time) (events, threads int, err error)
+
+	// Pending returns the runs of the thread that are running or queued:
+	// the running one first, then the queued ones in the order of their
+	// Started time (then their id). None for a thread that has none or
+	// does not exist.
+	Pending(ctx context.Context, key Key) ([]Run, error)
+	// Stranded lists up to limit threads that have a run running or
+	// queued while nobody holds their lease (it was released, it expired,
+	// or the store was opened since): runs that a process which died, or
+	// lost the store, left for recovery to go on with.
+	Stranded(ctx context.Context, limit int) ([]Key, error)
+
+	// Watch returns a channel that receives a value after the thread
+	// changed, in this process or another that shares the store: a commit,
+	// its lease released, a run enqueued, the thread deleted. It also
+	// receives one whenever the store may have missed a change (it lost
+	// and regained its connection to the others), so a watcher reads again
+	// whatever it watches. Values coalesce: one can stand for several
+	// changes. stop ends the watch and must be called; the channel is
+	// never closed.
+	Watch(key Key) (changed <-chan struct{}, stop func())
+	// Cancel asks whichever process executes run runID of the thread to
+	// cancel it: every handler that OnCancel added, in every process that
+	// shares the store (this one included), is called with the key and
+	// the run id. It returns once the request is sent, not once the run
+	// has ended.
+	Cancel(ctx context.Context, key Key, runID string) error
+	// OnCancel adds a handler of the cancel requests; stop removes it.
+	// Handlers must not block.
+	OnCancel(handle func(key Key, runID string)) (stop func())
+	// TakeTask reports whether the caller is to do the periodic task
+	// named task now: true when no caller, in any process that shares the
+	// store, took it within the last period, and the take is recorded.
+	// So a task that every process offers to do every period is done about
+	// once a period, not once per process.
+	TakeTask(ctx context.Context, task string, period time.Duration) (bool, error)
 
 	// Close releases the store's resources. Everything committed stays.
 	Close() error

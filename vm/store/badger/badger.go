@@ -80,6 +80,7 @@ type Store struct {
 	logs   *logFiles
 	syncs  syncGroup
 	leases leases
+	hub    store.Hub // watches, cancel requests and tasks: the process is the only one (bus.go)
 	// maxValue is the largest value Badger takes: in memory, values must
 	// fit its value threshold; on disk, a value-log file.
 	maxValue int

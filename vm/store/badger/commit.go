@@ -70,6 +70,7 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 			return fail(err)
 		}
 	}
+	s.hub.Changed(l.Key)
 	return out, nil
 }
 

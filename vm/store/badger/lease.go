@@ -264,5 +264,19 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	if err != nil {
 		return fmt.Errorf("release %s: %w", keyName(l.Key), err)
 	}
+	s.hub.Changed(l.Key)
 	return nil
+}
+
+// holds reports whether a lease on thread tk is held and unexpired at now.
+func (ls *leases) holds(tk []byte, now time.Time) bool {
+	ls.mu.Lock()
+	sl := ls.slots[string(tk)]
+	ls.mu.Unlock()
+	if sl == nil {
+		return false
+	}
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return !sl.gone && sl.owner != "" && sl.expires.After(now)
 }

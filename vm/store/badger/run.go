@@ -68,6 +68,7 @@ func (s *Store) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
 	if err != nil {
 		return fail(err)
 	}
+	s.hub.Changed(k)
 	return nil
 }
 

@@ -128,6 +128,7 @@ func (s *Store) DeleteThread(ctx context.Context, k store.Key) error {
 		return err
 	})
 	if err == nil {
+		s.hub.Changed(k)
 		_, err = s.purge(ctx, k, gen)
 	}
 	if err != nil {

@@ -29,6 +29,7 @@ type mem struct {
 	now    func() time.Time
 	st     state
 	bug    string // a deliberate bug, for TestMutants; "" in a correct store
+	hub    store.Hub
 }
 
 // state is what mem keeps, as saved on disk.
@@ -187,6 +188,7 @@ func (m *mem) Release(ctx context.Context, l store.Lease) error {
 		return err
 	}
 	th.Lease.Owner = "" // keep the token: the next one is higher anyway
+	m.changed(l.Key)
 	return nil
 }
 
@@ -259,7 +261,16 @@ func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.
 	t.Updated = m.now()
 	out := *t
 	out.Frame, out.Deltas = nil, nil
+	m.changed(l.Key)
 	return out, nil
+}
+
+// changed wakes the watchers of k, unless the store has the bug that it
+// does not.
+func (m *mem) changed(k store.Key) {
+	if m.bug != "silent-watch" {
+		m.hub.Changed(k)
+	}
 }
 
 func (m *mem) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
@@ -314,6 +325,7 @@ func (m *mem) DeleteThread(ctx context.Context, k store.Key) error {
 	}
 	defer m.mu.Unlock()
 	m.delete(k)
+	m.changed(k)
 	return nil
 }
 
@@ -391,6 +403,7 @@ func (m *mem) Enqueue(ctx context.Context, k store.Key, r store.Run) error {
 	}
 	r.Key, r.Input = k, slices.Clone(r.Input)
 	m.st.Runs[m.runName(k, r.ID)] = r
+	m.changed(k)
 	return nil
 }
 
@@ -470,6 +483,73 @@ func (m *mem) Sync(ctx context.Context) error {
 	return nil
 }
 
+func (m *mem) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	var running, queued []store.Run
+	for _, r := range m.st.Runs {
+		switch {
+		case r.Key != k:
+		case r.Status == store.Running:
+			running = append(running, r)
+		case r.Status == store.Queued:
+			queued = append(queued, r)
+		}
+	}
+	if m.bug == "pending-unordered" {
+		return append(queued, running...), nil
+	}
+	return append(running, store.SortQueued(queued)...), nil
+}
+
+func (m *mem) Stranded(ctx context.Context, n int) ([]store.Key, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	var keys []store.Key
+	for _, th := range m.st.Threads {
+		held := th.Lease.Owner != "" && now.Before(th.Lease.Expires)
+		if held && m.bug != "stranded-held" || len(keys) == limit(n) {
+			continue
+		}
+		for _, r := range m.st.Runs {
+			if r.Key == th.T.Key && (r.Status == store.Running || r.Status == store.Queued) {
+				keys = append(keys, th.T.Key)
+				break
+			}
+		}
+	}
+	return keys, nil
+}
+
+func (m *mem) Watch(k store.Key) (<-chan struct{}, func()) { return m.hub.Watch(k) }
+
+func (m *mem) Cancel(ctx context.Context, k store.Key, runID string) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	m.mu.Unlock()
+	m.hub.Cancelled(k, runID)
+	return nil
+}
+
+func (m *mem) OnCancel(f func(store.Key, string)) func() { return m.hub.OnCancel(f) }
+
+func (m *mem) TakeTask(ctx context.Context, task string, period time.Duration) (bool, error) {
+	if err := m.begin(ctx); err != nil {
+		return false, err
+	}
+	m.mu.Unlock()
+	if m.bug == "task-always" {
+		return true, nil
+	}
+	return m.hub.TakeTask(task, period, m.now()), nil
+}
+
 func (m *mem) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -531,6 +611,10 @@ func TestMutants(t *testing.T) {
 		{"no-persist", "Reopen/Everything"},
 		{"global-run-ids", "Runs/IDsPerThread"},
 		{"trim-ignored", "Deltas/AppendTrimReplace"},
+		{"silent-watch", "Bus/WatchCommit"},
+		{"pending-unordered", "Bus/Pending"},
+		{"stranded-held", "Bus/Stranded"},
+		{"task-always", "Bus/TakeTask"},
 	} {
 		t.Run(m.bug+"/"+m.caughtBy, func(t *testing.T) {
 			t.Parallel()

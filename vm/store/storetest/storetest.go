@@ -45,6 +45,11 @@
 //     committer's in its order.
 //   - Context: every method called with a cancelled context returns an
 //     error that wraps context.Canceled, and writes nothing.
+//   - Bus: Pending gives the running run, then the queued ones in order;
+//     Stranded lists the threads with pending runs and no live lease;
+//     Watch wakes after a commit, a release, an enqueue and a deletion;
+//     Cancel calls every OnCancel handler; TakeTask grants a task once
+//     per period.
 //
 // RunReopen checks durability: everything committed (sources, threads,
 // events with their flags, runs, the status index, lease tokens) is there
@@ -88,6 +93,12 @@
 // and are compared with time.Time.Equal. Keys are valid UTF-8 without NUL
 // bytes.
 //
+// RunShared checks, on two stores opened on one database, what several
+// processes that share a store rely on: leases and fencing across them,
+// commits read across them, watches and cancel requests that reach the
+// other, a task taken once across them, stranded runs of a lease left to
+// expire.
+//
 // Bench measures what the hot paths cost: appending events in batches of
 // 100, committing a 4 KiB checkpoint, and reading the last 100 events of a
 // thread holding 100,000.
@@ -127,6 +138,7 @@ func groups() []group {
 		{"Concurrent", concurrentChecks},
 		{"Context", contextChecks},
 		{"Wake", wakeChecks},
+		{"Bus", busChecks},
 	}
 }
 

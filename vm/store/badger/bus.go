@@ -1,0 +1,129 @@
+package badger
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	badgerdb "github.com/dgraph-io/badger/v4"
+
+	"github.com/aguic/aguic/vm/store"
+)
+
+// One process owns a Badger directory, so the watches, cancel requests and
+// periodic tasks of the store are those of the process: its Hub.
+
+// Watch is store.Store.Watch.
+func (s *Store) Watch(k store.Key) (<-chan struct{}, func()) { return s.hub.Watch(k) }
+
+// Cancel calls the cancel handlers of the process.
+func (s *Store) Cancel(ctx context.Context, k store.Key, runID string) error {
+	if err := s.enter(ctx); err != nil {
+		return fmt.Errorf("cancel run %q of %s: %w", runID, keyName(k), err)
+	}
+	s.leave()
+	s.hub.Cancelled(k, runID)
+	return nil
+}
+
+// OnCancel is store.Store.OnCancel.
+func (s *Store) OnCancel(f func(store.Key, string)) func() { return s.hub.OnCancel(f) }
+
+// TakeTask is store.Store.TakeTask: the process is the only one.
+func (s *Store) TakeTask(ctx context.Context, task string, period time.Duration) (bool, error) {
+	if err := s.enter(ctx); err != nil {
+		return false, fmt.Errorf("task %s: %w", task, err)
+	}
+	s.leave()
+	return s.hub.TakeTask(task, period, time.Now()), nil
+}
+
+// Pending returns the thread's running and queued runs, from the index of
+// runs by status.
+func (s *Store) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
+	fail := func(err error) ([]store.Run, error) { return nil, fmt.Errorf("pending runs of %s: %w", keyName(k), err) }
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(k)
+	var running, queued []store.Run
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		h, found, err := readHeader(txn, tk)
+		if err != nil || !found {
+			return err
+		}
+		for _, status := range []store.Status{store.Running, store.Queued} {
+			prefix := append(append(statusPrefix(status), tk...), be64(h.Gen)...)
+			it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix})
+			for it.Rewind(); it.Valid(); it.Next() {
+				id := string(it.Item().Key()[len(prefix):])
+				r, found, err := readRun(txn, tk, h.Gen, id)
+				if err != nil {
+					it.Close()
+					return err
+				}
+				if found && r.Status == status {
+					if status == store.Running {
+						running = append(running, r)
+					} else {
+						queued = append(queued, r)
+					}
+				}
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return append(running, store.SortQueued(queued)...), nil
+}
+
+// Stranded lists the threads with a running or queued run whose lease is
+// not held in this process: those a failed commit left running, since
+// every lease of a process that crashed is gone with it.
+func (s *Store) Stranded(ctx context.Context, limit int) ([]store.Key, error) {
+	fail := func(err error) ([]store.Key, error) { return nil, fmt.Errorf("stranded threads: %w", err) }
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	if limit <= 0 {
+		limit = 100
+	}
+	var keys []store.Key
+	seen := map[store.Key]bool{}
+	now := time.Now()
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		for _, status := range []store.Status{store.Running, store.Queued} {
+			prefix := statusPrefix(status)
+			it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix, PrefetchValues: false})
+			for it.Rewind(); it.Valid() && len(keys) < limit; it.Next() {
+				k, _, _, err := parseRunRef(bytes.Clone(it.Item().Key()[len(prefix):]))
+				if err != nil {
+					it.Close()
+					return fmt.Errorf("the index of runs holds a malformed key %q", it.Item().Key())
+				}
+				if seen[k] || s.leases.holds(threadKey(k), now) {
+					continue
+				}
+				seen[k] = true
+				keys = append(keys, k)
+			}
+			it.Close()
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	slices.SortFunc(keys, func(a, b store.Key) int {
+		return strings.Compare(a.Scope+"\x00"+a.Workflow+"\x00"+a.Thread, b.Scope+"\x00"+b.Workflow+"\x00"+b.Thread)
+	})
+	return keys, nil
+}
