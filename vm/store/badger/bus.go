@@ -44,7 +44,9 @@ func (s *Store) TakeTask(ctx context.Context, task string, period time.Duration)
 // Pending returns the thread's running and queued runs, from the index of
 // runs by status.
 func (s *Store) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
-	fail := func(err error) ([]store.Run, error) { return nil, fmt.Errorf("pending runs of %s: %w", keyName(k), err) }
+	fail := func(err error) ([]store.Run, error) {
+		return nil, fmt.Errorf("pending runs of %s: %w", keyName(k), err)
+	}
 	if err := s.enter(ctx); err != nil {
 		return fail(err)
 	}
