@@ -140,7 +140,7 @@ func (s *Server) history(ctx context.Context, key store.Key, max int) (History, 
 		return History{}, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", key.Workflow, key.Thread))
 	}
 	if err != nil {
-		return History{}, huma.Error500InternalServerError("reading the thread failed", err)
+		return History{}, storeFailed("reading the thread failed", err)
 	}
 	red, err := s.reduce(ctx, th)
 	if err != nil {
@@ -192,13 +192,13 @@ func (s *Server) reduce(ctx context.Context, th store.Thread) (*agui.Reducer, er
 			// Retention removed events meanwhile: start at the oldest kept.
 			t, terr := s.cfg.Store.Thread(ctx, th.Key)
 			if terr != nil || t.FirstSeq <= after+1 {
-				return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+				return nil, storeFailed("reading the thread's events failed", err)
 			}
 			after = t.FirstSeq - 1
 			continue
 		}
 		if err != nil {
-			return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+			return nil, storeFailed("reading the thread's events failed", err)
 		}
 		for _, se := range evs {
 			e, err := se.Decode()

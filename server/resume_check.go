@@ -33,7 +33,7 @@ func (s *Server) checkResume(ctx context.Context, key store.Key, wf *vm.Workflow
 	case errors.Is(err, store.ErrNotFound):
 		return huma.Error409Conflict(fmt.Sprintf("workflow %q has no thread %q yet, so no interrupt waits for an answer: send the first turn without resume", key.Workflow, key.Thread))
 	case err != nil:
-		return huma.Error500InternalServerError("reading the thread failed", err)
+		return storeFailed("reading the thread failed", err)
 	}
 	where := fmt.Sprintf("thread %q of workflow %q", key.Thread, key.Workflow)
 	switch th.Status {

@@ -116,6 +116,7 @@ func (s *Server) register() {
 	})
 	s.registerHistory()
 	s.registerThreads()
+	s.registerJoin()
 	huma.Register(s.api, huma.Operation{
 		OperationID: "health",
 		Method:      http.MethodGet,

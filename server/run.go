@@ -243,7 +243,7 @@ func beginError(key store.Key, runID string, err error) error {
 	case errors.Is(err, store.ErrInterrupted):
 		return busy(key)
 	}
-	return huma.Error500InternalServerError("starting the run failed", err)
+	return storeFailed("starting the run failed", err)
 }
 
 func isNotFound(err error) bool {
@@ -327,7 +327,7 @@ func (s *Server) lease(ctx context.Context, r *run) error {
 		return busy(r.key)
 	}
 	if err != nil {
-		return huma.Error500InternalServerError("taking the thread failed", err)
+		return storeFailed("taking the thread failed", err)
 	}
 	r.lease = lease
 	return nil
@@ -434,8 +434,11 @@ const ackDelay = 10 * time.Millisecond
 func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.TokenUsage) agui.Event {
 	if err != nil {
 		code := vm.ErrInternal
-		if errors.Is(err, store.ErrBusy) {
+		switch {
+		case errors.Is(err, store.ErrBusy):
 			code = "busy"
+		case errors.Is(err, store.ErrUnavailable):
+			code = codeUnavailable
 		}
 		e := agui.RunError(err.Error(), code)
 		e.Usage = usage

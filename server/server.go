@@ -117,6 +117,8 @@ type Server struct {
 
 	frames *store.Frames // the frames of the threads that ran last
 
+	stopCancels func() // stops taking the store's cancel requests
+
 	mu      sync.Mutex
 	closing bool
 	runs    map[store.Key]*run
@@ -210,6 +212,9 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.runCtx, s.stop = context.WithCancel(context.Background())
+	// A cancel request may come from another process that shares the
+	// store: it cancels the run if this process executes it.
+	s.stopCancels = cfg.Store.OnCancel(s.cancelLocal)
 	s.api = humago.New(s.mux, s.humaConfig())
 	s.api.UseMiddleware(badRequests)
 	s.register()
@@ -236,6 +241,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.wg.Wait()
 		close(done)
 	}()
+	defer s.stopCancels()
 	select {
 	case <-done:
 		s.stop()
@@ -245,6 +251,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stop()
 	<-done
 	return ctx.Err()
+}
+
+// cancelLocal cancels run runID of the thread key if this process executes
+// it: a cancel request the store carried.
+func (s *Server) cancelLocal(key store.Key, runID string) {
+	s.mu.Lock()
+	r := s.runs[key]
+	s.mu.Unlock()
+	if r != nil && r.id == runID {
+		r.cancel()
+	}
 }
 
 func (s *Server) humaConfig() huma.Config {

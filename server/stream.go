@@ -13,7 +13,11 @@ import (
 // stream is the response that streams r's frames as server-sent events
 // until its terminal frame, or until the client goes away (the run goes
 // on without it).
-func (s *Server) stream(r *run) *huma.StreamResponse {
+func (s *Server) stream(r *run) *huma.StreamResponse { return s.streamAfter(r, 0) }
+
+// streamAfter is stream, without the stored events up to the cursor after
+// (a client that reconnects has them).
+func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(ctx huma.Context) {
 		req, w := humago.Unwrap(ctx)
 		agui.SSEHeaders(w.Header())
@@ -29,6 +33,9 @@ func (s *Server) stream(r *run) *huma.StreamResponse {
 		for i := 0; ; {
 			frames, ended, wake := r.next(i)
 			for _, f := range frames {
+				if f.seq != 0 && f.seq <= after {
+					continue
+				}
 				if sw.WriteData(f.seq, f.data) != nil {
 					return
 				}

@@ -6,11 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -45,7 +44,7 @@ func (s *Server) findThread(ctx context.Context, threadID, workflowID, field str
 			continue
 		}
 		if err != nil {
-			return store.Thread{}, nil, huma.Error500InternalServerError("reading the thread failed", err)
+			return store.Thread{}, nil, storeFailed("reading the thread failed", err)
 		}
 		if wf != nil {
 			return store.Thread{}, nil, badRequest(fmt.Sprintf("workflows %q and %q both have a thread %q: name one with %s", wf.ID, w.ID, threadID, field))
@@ -98,6 +97,7 @@ type replayInput struct {
 	Cursor      string `query:"cursor" doc:"Replay the events after this one (the id of the last frame read); the start when empty."`
 	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
 	Limit       int    `query:"limit" minimum:"1" doc:"At most this many events (default 100, at most 500)."`
+	Follow      bool   `query:"follow" doc:"Go on while a run is in progress on the thread: every event after the cursor, then the events of the run as they are committed, wherever it executes; the stream ends once no run is in progress. The limit does not apply."`
 }
 
 type messagesInput struct {
@@ -219,9 +219,10 @@ func (s *Server) registerThreads() {
 }
 
 // cancelRun cancels the run in progress on the thread of the request's
-// scope and waits until it has ended (or ctx is done); field is how the
-// route names the workflow, for the 400 when runs of several are in
-// progress on the thread id.
+// scope, in this process or in another that shares the store, and waits
+// until it has ended (or ctx is done); field is how the route names the
+// workflow, for the 400 when runs of several are in progress on the
+// thread id.
 func (s *Server) cancelRun(ctx context.Context, threadID, workflowID, field string) (*cancelOutput, error) {
 	scope := scopeOf(ctx)
 	s.mu.Lock()
@@ -234,7 +235,7 @@ func (s *Server) cancelRun(ctx context.Context, threadID, workflowID, field stri
 	s.mu.Unlock()
 	switch {
 	case len(found) == 0:
-		return nil, huma.Error404NotFound(fmt.Sprintf("nothing runs on thread %q", threadID))
+		return s.cancelElsewhere(ctx, threadID, workflowID, field)
 	case len(found) > 1:
 		return nil, badRequest(fmt.Sprintf("runs of several workflows are in progress on thread %q: name the workflow with %s", threadID, field))
 	}
@@ -248,20 +249,85 @@ func (s *Server) cancelRun(ctx context.Context, threadID, workflowID, field stri
 	return &cancelOutput{Body: Cancelled{ThreadID: threadID, WorkflowID: r.key.Workflow, RunID: r.id, Status: string(r.status())}}, nil
 }
 
-func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamResponse, error) {
-	cursor := in.Cursor
-	if cursor == "" {
-		cursor = in.LastEventID
-	}
-	var after uint64
-	if cursor != "" {
-		n, err := strconv.ParseUint(strings.TrimSpace(cursor), 10, 64)
-		if err != nil {
-			return nil, badRequest(fmt.Sprintf("malformed cursor %q: a cursor is the id of an event (the id: line of an SSE frame), a whole number", cursor))
+// cancelElsewhere cancels a run that no run of this process is: one that
+// another process sharing the store executes. The store's threads say
+// which run is in progress; the store carries the request to its process,
+// and the run's record says when it has ended.
+func (s *Server) cancelElsewhere(ctx context.Context, threadID, workflowID, field string) (*cancelOutput, error) {
+	var running []store.Thread
+	for _, w := range s.cfg.Machine.Program.Workflows {
+		if workflowID != "" && w.ID != workflowID {
+			continue
 		}
-		after = n
+		th, err := s.cfg.Store.Thread(ctx, store.Key{Scope: scopeOf(ctx), Workflow: w.ID, Thread: threadID})
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, storeFailed("reading the thread failed", err)
+		}
+		if th.Status == store.Running && th.RunID != "" {
+			running = append(running, th)
+		}
+	}
+	switch {
+	case len(running) == 0:
+		return nil, huma.Error404NotFound(fmt.Sprintf("nothing runs on thread %q", threadID))
+	case len(running) > 1:
+		return nil, badRequest(fmt.Sprintf("runs of several workflows are in progress on thread %q: name the workflow with %s", threadID, field))
+	}
+	th := running[0]
+	changed, stop := s.cfg.Store.Watch(th.Key)
+	defer stop()
+	if err := s.cfg.Store.Cancel(ctx, th.Key, th.RunID); err != nil {
+		return nil, storeFailed("sending the cancel request failed", err)
+	}
+	status, err := s.awaitEnd(ctx, th.Key, th.RunID, changed)
+	if err != nil {
+		return nil, err
+	}
+	return &cancelOutput{Body: Cancelled{ThreadID: threadID, WorkflowID: th.Key.Workflow, RunID: th.RunID, Status: string(status)}}, nil
+}
+
+// awaitEnd waits until the run's record says it has ended, reading it
+// again whenever the thread changes (changed, from a watch taken before
+// the run could end), and returns how it ended.
+func (s *Server) awaitEnd(ctx context.Context, key store.Key, runID string, changed <-chan struct{}) (store.Status, error) {
+	tick := time.NewTicker(followPoll)
+	defer tick.Stop()
+	for {
+		r, err := s.cfg.Store.Run(ctx, key, runID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// A run cut before its start was written leaves no record: it
+			// never ran, as far as anyone can tell.
+			return store.Cancelled, nil
+		case err != nil:
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", storeFailed("reading the run failed", err)
+		case r.Status != store.Running && r.Status != store.Queued:
+			return r.Status, nil
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamResponse, error) {
+	after, explicit, err := cursorOf(in.Cursor, in.LastEventID)
+	if err != nil {
+		return nil, err
 	}
 	limit := page(in.Limit)
+	if in.Follow {
+		limit = followPage
+	}
 	th, _, err := s.findThread(ctx, in.ThreadID, in.WorkflowID, queryField)
 	if err != nil {
 		return nil, err
@@ -269,15 +335,15 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	// Without a cursor the replay starts at the oldest event retention
 	// kept; an explicit cursor into the removed events is 410, since the
 	// client would miss events.
-	if cursor == "" {
+	if !explicit {
 		after = kept(th)
 	}
 	evs, err := s.cfg.Store.Events(ctx, th.Key, after, limit)
-	for cursor == "" && errors.Is(err, store.ErrExpired) {
+	for !explicit && errors.Is(err, store.ErrExpired) {
 		// Retention removed more events meanwhile: start at the new oldest.
 		t, terr := s.cfg.Store.Thread(ctx, th.Key)
 		if terr != nil || kept(t) <= after {
-			return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+			return nil, storeFailed("reading the thread's events failed", err)
 		}
 		th, after = t, kept(t)
 		evs, err = s.cfg.Store.Events(ctx, th.Key, after, limit)
@@ -286,23 +352,17 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	case errors.Is(err, store.ErrExpired):
 		return nil, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, kept(th)))
 	case err != nil:
-		return nil, huma.Error500InternalServerError("reading the thread's events failed", err)
+		return nil, storeFailed("reading the thread's events failed", err)
 	}
 	r := newRun("", th.Key, s.now)
 	for _, se := range evs {
-		if se.Hidden {
-			continue
+		after = se.Seq
+		if !se.Hidden {
+			r.pushStored(se)
 		}
-		e, err := se.Decode()
-		if err != nil {
-			continue
-		}
-		if ev, ok := agui.FromVM(e); ok {
-			data, err := agui.WithTimestamp(ev, se.Time).MarshalJSON()
-			if err == nil {
-				r.push(frame{seq: se.Seq, data: data}, false)
-			}
-		}
+	}
+	if in.Follow {
+		return s.streamWith(r, func(ctx context.Context) { s.followThread(ctx, r, th.Key, after) }), nil
 	}
 	r.end()
 	close(r.done)

@@ -82,6 +82,7 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, obs Observe
 		r.checkpoint = func(f *Frame) error {
 			r.out.mu.Lock()
 			defer r.out.mu.Unlock()
+			r.out.unsaved = false
 			return cp.Checkpoint(f)
 		}
 		r.effect = func() error {
@@ -181,6 +182,16 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 		}
 		resumed := resume != nil
 		if r.effect != nil && !r.pure(n) {
+			// What the run said since its last save is saved before a
+			// node that may take long (a model, a service), so that those
+			// who follow the run from the store see it meanwhile. Not
+			// before the node that takes the resume: a run recovered from
+			// a save goes on without it.
+			if !resumed && r.checkpoint != nil && r.unsaved() {
+				if err := r.checkpoint(f); err != nil {
+					return failed(&Error{Code: ErrInternal, Message: "saving the checkpoint before " + n.ID + " failed: " + err.Error(), NodeID: n.ID, Span: n.Span})
+				}
+			}
 			if err := r.effect(); err != nil {
 				return failed(&Error{Code: ErrInternal, Message: "saving the turn before " + n.ID + " failed: " + err.Error(), NodeID: n.ID, Span: n.Span})
 			}
@@ -229,6 +240,14 @@ func (r *runner) loop(ctx context.Context, stop string, resume *Resume) Outcome 
 			}
 		}
 	}
+}
+
+// unsaved reports whether the run emitted an event since its last
+// checkpoint.
+func (r *runner) unsaved() bool {
+	r.out.mu.Lock()
+	defer r.out.mu.Unlock()
+	return r.out.unsaved
 }
 
 // pure reports whether running n again after a crash would repeat nothing

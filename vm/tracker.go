@@ -13,6 +13,7 @@ type tracker struct {
 	sink      Sink
 	open      []Event // the start events of what is open, in order
 	reasoning []string
+	unsaved   bool // an event was emitted since the last checkpoint
 }
 
 func (t *tracker) emit(e Event) error {
@@ -31,6 +32,9 @@ func (t *tracker) emit(e Event) error {
 		if i := slices.Index(t.reasoning, e.MessageID); i >= 0 {
 			t.reasoning = slices.Delete(t.reasoning, i, i+1)
 		}
+	}
+	if e.Type != Usage {
+		t.unsaved = true
 	}
 	if t.sink == nil {
 		return nil

@@ -1,0 +1,226 @@
+package server_test
+
+import (
+	"encoding/json"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/server/agui"
+)
+
+// Two servers on one store behave as two replicas behind a load
+// balancer: a client may reach either one for a run that executes on the
+// other. The store carries the changes and the cancel requests between
+// them (within the process here, through PostgreSQL between processes).
+
+// replica is a second server on e's store.
+type replica struct {
+	e    *env
+	http *httptest.Server
+}
+
+func newReplica(t *testing.T, e *env, owner string) *replica {
+	t.Helper()
+	srv, err := server.New(server.Config{Machine: e.machine(t), Store: e.store, Logger: discardLogger(), Owner: owner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		hs.Close()
+		srv.Shutdown(t.Context())
+	})
+	return &replica{e: e, http: hs}
+}
+
+func (r *replica) do(method, path, body string, header ...string) *http.Response {
+	r.e.t.Helper()
+	req, err := http.NewRequest(method, r.http.URL+path, strings.NewReader(body))
+	if err != nil {
+		r.e.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := r.http.Client().Do(req)
+	if err != nil {
+		r.e.t.Fatal(err)
+	}
+	return resp
+}
+
+// pull reads a stream a frame at a time.
+func pull(t *testing.T, resp *http.Response) (next func() (event, bool), stop func()) {
+	t.Helper()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d, want 200", resp.StatusCode)
+	}
+	n, s := iter.Pull2(agui.ReadSSE(resp.Body))
+	return func() (event, bool) {
+			f, err, ok := n()
+			if !ok {
+				return event{}, false
+			}
+			if err != nil {
+				t.Fatalf("reading the stream: %v", err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(f.Data, &m); err != nil {
+				t.Fatalf("frame %q: %v", f.Data, err)
+			}
+			return event{id: f.ID, data: m}, true
+		}, func() {
+			s()
+			resp.Body.Close()
+		}
+}
+
+// until reads frames until one of type typ (and read, when not nil, says
+// it is the one), and returns every frame read.
+func until(t *testing.T, next func() (event, bool), typ string, match func(event) bool) []event {
+	t.Helper()
+	var evs []event
+	for {
+		ev, ok := next()
+		if !ok {
+			t.Fatalf("the stream ended before a %s; read %v", typ, types(evs))
+		}
+		evs = append(evs, ev)
+		if ev.typ() == typ && (match == nil || match(ev)) {
+			return evs
+		}
+	}
+}
+
+func types(evs []event) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, ev.typ())
+	}
+	return out
+}
+
+func rest(next func() (event, bool)) []event {
+	var evs []event
+	for ev, ok := next(); ok; ev, ok = next() {
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+func TestCancelAcrossReplicas(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	other := newReplica(t, e, "replica-2")
+	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered // the run executes on the first server, its start is stored
+	var c map[string]any
+	decode(t, other.do(http.MethodPost, "/agui/cancel", `{"threadId": "busy"}`), &c)
+	if c["status"] != "cancelled" || c["runId"] != "r1" || c["workflowId"] != "slow" {
+		t.Errorf("cancel on the other replica answered %v", c)
+	}
+	if o := outcome(t, e.stream(first)); o["type"] != "cancelled" {
+		t.Errorf("the run's own stream ended with %v, want cancelled", o)
+	}
+	e.problem(other.do(http.MethodPost, "/agui/threads/busy/interrupt", ``), http.StatusNotFound)
+}
+
+func TestJoinAcrossReplicas(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	other := newReplica(t, e, "replica-2")
+	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered
+
+	// On the other replica the run is followed as it is committed: what
+	// it said before the HTTP call is there before the call returns.
+	next, stop := pull(t, other.do(http.MethodGet, "/agui/threads/busy/runs/r1/events", ""))
+	defer stop()
+	head := until(t, next, "TEXT_MESSAGE_CONTENT", nil)
+	if head[0].typ() != "RUN_STARTED" || head[0].data["runId"] != "r1" || head[0].data["threadId"] != "busy" {
+		t.Errorf("the followed stream starts with %v", head[0].data)
+	}
+	if got := text(head); got != "Fetching.\n" {
+		t.Errorf("before the call returned the follower read %q", got)
+	}
+	cursor := head[len(head)-1].id
+	if cursor == "" {
+		t.Errorf("a stored event came without an id")
+	}
+	b.release()
+	all := append(head, rest(next)...)
+	if got := text(all); got != "Fetching.\nFetched ok.\n" {
+		t.Errorf("the follower read %q", got)
+	}
+	if o := outcome(t, all); o["type"] != "success" {
+		t.Errorf("the follower's stream ended with %v", o)
+	}
+	e.stream(first)
+
+	// Reconnecting after the cursor gives the rest only, and the end;
+	// on either replica, after the run ended too.
+	for _, via := range []*replica{other, {e: e, http: e.http}} {
+		evs := e.stream(via.do(http.MethodGet, "/agui/threads/busy/runs/r1/events", "", "Last-Event-ID", cursor))
+		if got := text(evs); got != "Fetched ok.\n" {
+			t.Errorf("after cursor %s the stream holds %q, want the rest", cursor, got)
+		}
+	}
+	e.problem(other.do(http.MethodGet, "/agui/threads/busy/runs/nope/events", ""), http.StatusNotFound)
+	e.problem(other.do(http.MethodGet, "/agui/threads/busy/runs/r1/events?cursor=x", ""), http.StatusBadRequest)
+}
+
+func TestJoinLocalRun(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered
+	// In the process that executes it, the run is followed as it happens.
+	next, stop := pull(t, e.get("/agui/threads/busy/runs/r1/events"))
+	defer stop()
+	head := until(t, next, "TEXT_MESSAGE_CONTENT", nil)
+	if got := text(head); got != "Fetching.\n" {
+		t.Errorf("the local follower read %q", got)
+	}
+	b.release()
+	all := append(head, rest(next)...)
+	if o := outcome(t, all); o["type"] != "success" || text(all) != "Fetching.\nFetched ok.\n" {
+		t.Errorf("the local follower read %q, ending %v", text(all), o)
+	}
+	e.stream(first)
+}
+
+func TestReplayFollowsAcrossReplicas(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	other := newReplica(t, e, "replica-2")
+	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered
+	next, stop := pull(t, other.do(http.MethodGet, "/agui/threads/busy/replay?follow=true", ""))
+	defer stop()
+	head := until(t, next, "TEXT_MESSAGE_CONTENT", func(ev event) bool { return ev.data["delta"] == "Fetching." })
+	b.release()
+	// The log goes on with the run's events, and ends once it has ended.
+	all := append(head, rest(next)...)
+	if got := text(all); !strings.HasSuffix(got, "Fetching.\nFetched ok.\n") {
+		t.Errorf("the followed replay holds %q", got)
+	}
+	for _, ev := range all {
+		if ev.typ() == "RUN_STARTED" || ev.typ() == "RUN_FINISHED" {
+			t.Errorf("a replay holds %s: it is the log, with no run events of its own", ev.typ())
+		}
+	}
+	e.stream(first)
+	// With nothing in progress, a followed replay ends at the end of the log.
+	if evs := rest(must(pull(t, other.do(http.MethodGet, "/agui/threads/busy/replay?follow=true", "")))); len(evs) != len(all) {
+		t.Errorf("a followed replay of a thread at rest holds %d events, want %d", len(evs), len(all))
+	}
+}
+
+func must(next func() (event, bool), _ func()) func() (event, bool) { return next }
