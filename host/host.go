@@ -36,9 +36,11 @@ const (
 	// DefaultRecoveryWorkers is how many interrupted runs resume at once
 	// after a crash.
 	DefaultRecoveryWorkers = 8
-	// recoveryLeaseTTL is the lease the recovery holds on the threads of
-	// interrupted runs, renewed while they resume.
-	recoveryLeaseTTL = time.Minute
+	// recoverEvery is how often the host looks for runs that no process
+	// executes any more (a process that shared the store died, or a run
+	// could not write its end while the store was unavailable) and
+	// resumes them.
+	recoverEvery = 2 * time.Second
 	// sweepEvery is how often retention is applied.
 	sweepEvery = time.Hour
 	// drainAtLeast is how long the streams of the runs a shutdown
@@ -128,6 +130,10 @@ func Start(cfg Config) (*Host, error) {
 		cfg.RecoveryWorkers = DefaultRecoveryWorkers
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, versions: NewVersions(cfg.Store, cfg.Machine)}
+	if cfg.Server.LeaseTTL <= 0 {
+		cfg.Server.LeaseTTL = server.DefaultLeaseTTL
+	}
+	h.cfg = cfg
 	sc := cfg.Server
 	sc.Machine, sc.Bundle, sc.Store, sc.Load, sc.Owner, sc.Logger = cfg.Machine, cfg.Bundle, cfg.Store, h.versions.Load, cfg.Owner, cfg.Logger
 	srv, err := server.New(sc)
@@ -145,7 +151,7 @@ func Start(cfg Config) (*Host, error) {
 
 	// The threads of interrupted runs are claimed before anything is
 	// served, so that no request starts a run on them.
-	if h.recovery, err = store.Claim(context.Background(), cfg.Store, cfg.Owner+"/recovery", recoveryLeaseTTL); err != nil {
+	if h.recovery, err = store.Claim(context.Background(), cfg.Store, cfg.Owner+"/recovery", cfg.Server.LeaseTTL); err != nil {
 		return nil, err
 	}
 	if n := len(h.recovery.Runs()); n > 0 {
@@ -166,7 +172,27 @@ func Start(cfg Config) (*Host, error) {
 	}
 	h.maintained = append(h.maintained, processMemory(cfg.ReleaseMemory, h.log).start(maintainCtx))
 	h.maintained = append(h.maintained, every.Run(maintainCtx, wakeEvery, func() { h.wakeDue(maintainCtx) }))
+	h.maintained = append(h.maintained, every.Run(maintainCtx, recoverEvery, func() { h.recoverStranded(maintainCtx) }))
 	return h, nil
+}
+
+// recoverStranded resumes the runs that no process executes any more:
+// those of a process that shared the store and died, once their leases
+// expired, and those whose end could not be written while the store was
+// unavailable. It returns once they have ended (or ctx is done).
+func (h *Host) recoverStranded(ctx context.Context) {
+	rec, err := store.Claim(ctx, h.cfg.Store, h.cfg.Owner+"/recovery", h.cfg.Server.LeaseTTL)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("looking for runs to recover", "error", err.Error())
+		}
+		return
+	}
+	defer rec.Release(context.WithoutCancel(ctx))
+	if n := len(rec.Runs()); n > 0 {
+		h.log.Info("resuming runs no process executes", "runs", n)
+	}
+	rec.Resume(ctx, h.versions.Load, h.cfg.RecoveryWorkers, h.logRecovered)
 }
 
 // wakeDue runs the threads whose timer has come (vm.WaitTimer, a sleep
@@ -185,19 +211,41 @@ func (h *Host) wakeDue(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		o, _, err := store.Execute(ctx, h.cfg.Store, store.Request{
-			Key: k, Owner: h.cfg.Owner + "/timer", RunID: fmt.Sprintf("wake-%d", time.Now().UnixNano()),
-			Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
-		})
+		o, woke, err := h.wake(ctx, k)
 		attrs := []any{"workflow", k.Workflow, "thread", k.Thread}
 		switch {
 		case errors.Is(err, store.ErrBusy):
 		case err != nil:
 			h.log.Warn("a sleeping thread could not wake", append(attrs, "error", err.Error())...)
-		default:
+		case woke:
 			h.log.Info("woke a sleeping thread", append(attrs, "status", string(o.Status))...)
 		}
 	}
+}
+
+// wake runs thread k, whose timer has come, under its lease: once the
+// lease is held it reads the thread again, since another process that
+// shares the store may have woken it meanwhile (woke is then false).
+func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, err error) {
+	st := h.cfg.Store
+	l, err := st.Acquire(ctx, k, h.cfg.Owner+"/timer", h.cfg.Server.LeaseTTL)
+	if err != nil {
+		return o, false, err
+	}
+	defer st.Release(context.WithoutCancel(ctx), l)
+	th, err := st.Thread(ctx, k)
+	if err != nil || th.WakeAt.IsZero() || th.WakeAt.After(time.Now()) {
+		return o, false, err
+	}
+	t, err := store.Begin(ctx, st, store.Request{
+		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: fmt.Sprintf("wake-%d", time.Now().UnixNano()),
+		Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
+	})
+	if err != nil {
+		return o, false, err
+	}
+	o, _, err = t.Run(ctx)
+	return o, err == nil, err
 }
 
 // logRecovered logs how a run's recovery ended.

@@ -26,5 +26,7 @@ func OpenAPI(cfg Config) (*huma.OpenAPI, error) {
 }
 
 // noStore is the store of a server built for its document only: nothing
-// runs, so none of its methods is called.
+// runs, so none of its methods is called but OnCancel, which New calls.
 type noStore struct{ store.Store }
+
+func (noStore) OnCancel(func(store.Key, string)) func() { return func() {} }

@@ -196,7 +196,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Key:     key,
 		Owner:   r.owner,
 		Lease:   &r.lease,
-		TTL:     defaultLeaseTTL,
+		TTL:     s.cfg.LeaseTTL,
 		RunID:   in.RunID,
 		Machine: s.cfg.Machine,
 		Load:    s.cfg.Load,
@@ -322,7 +322,7 @@ func (s *Server) newRun(key store.Key, runID string) *run {
 
 // lease takes the thread's lease for r: 409 while another run holds it.
 func (s *Server) lease(ctx context.Context, r *run) error {
-	lease, err := s.cfg.Store.Acquire(ctx, r.key, r.owner, defaultLeaseTTL)
+	lease, err := s.cfg.Store.Acquire(ctx, r.key, r.owner, s.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrBusy) {
 		return busy(r.key)
 	}

@@ -25,7 +25,10 @@ const (
 	DefaultOwner     = "aguic"
 	DefaultKeepAlive = 15 * time.Second
 	defaultReadLimit = time.Minute // reading one request body
-	defaultLeaseTTL  = time.Minute // renewed while the run lasts
+	// DefaultLeaseTTL is how long a run's lease on its thread lasts
+	// unless renewed; the run renews it every third of it. A process that
+	// dies leaves its runs to others once their leases expire.
+	DefaultLeaseTTL = 10 * time.Second
 )
 
 // Version is the version the OpenAPI document announces.
@@ -63,9 +66,14 @@ type Config struct {
 	// read its frame again; 0 means DefaultFrameCache, a negative number
 	// none.
 	FrameCache int
-	Owner      string       // the prefix of lease owners; default "aguic"
-	Logger     *slog.Logger // default slog.Default()
-	Now        func() time.Time
+	Owner      string // the prefix of lease owners; default "aguic"
+	// LeaseTTL is how long a run's lease on its thread lasts unless
+	// renewed (every third of it, while the run lasts); default
+	// DefaultLeaseTTL. Among processes that share a store, the runs of a
+	// process that died are taken over once their leases expire.
+	LeaseTTL time.Duration
+	Logger   *slog.Logger // default slog.Default()
+	Now      func() time.Time
 	// NodeLifecycle streams the lifecycle of every node of a run's main
 	// flow as the activity "graph.node.lifecycle", so a UI can highlight
 	// the node that runs; live only, never stored. Off by default.
@@ -179,6 +187,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Owner == "" {
 		cfg.Owner = DefaultOwner
+	}
+	if cfg.LeaseTTL <= 0 {
+		cfg.LeaseTTL = DefaultLeaseTTL
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

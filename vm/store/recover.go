@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -45,63 +43,57 @@ type claim struct {
 	stop    func() // stops renewing the lease; nil once given up
 }
 
-// Claim finds the runs a crash left running or queued and takes their
-// threads' leases for owner, renewing them until the runs are resumed. A
-// thread whose lease another owner holds is left to that owner.
+// claimBatch is how many stranded threads Claim asks the store for at a
+// time.
+const claimBatch = 100
+
+// Claim finds the runs a crash left running or queued, on threads whose
+// lease nobody holds (Store.Stranded: after a restart, every such thread of
+// a store one process owns; among processes that share a store, those of a
+// process that died, once their leases expired), and takes their threads'
+// leases for owner, renewing them until the runs are resumed. A thread
+// another owner takes first is left to that owner.
 func Claim(ctx context.Context, st Store, owner string, ttl time.Duration) (*Recovery, error) {
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	byThread := map[Key][]Run{}
-	var order []Key
-	for _, status := range []Status{Running, Queued} {
-		page := Page{}
-		for {
-			rs, next, err := st.Runs(ctx, status, page)
-			if err != nil {
-				return nil, fmt.Errorf("list %s runs: %w", status, err)
-			}
-			for _, r := range rs {
-				if byThread[r.Key] == nil {
-					order = append(order, r.Key)
-				}
-				byThread[r.Key] = append(byThread[r.Key], r)
-			}
-			if next == "" {
-				break
-			}
-			page.After = next
-		}
-	}
 	rec := &Recovery{st: st}
-	for _, k := range order {
-		runs := byThread[k]
-		// The running run first, then the queued ones as they came.
-		slices.SortStableFunc(runs, func(a, b Run) int {
-			if (a.Status == Running) != (b.Status == Running) {
-				if a.Status == Running {
-					return -1
-				}
-				return 1
-			}
-			if c := a.Started.Compare(b.Started); c != 0 {
-				return c
-			}
-			return strings.Compare(a.ID, b.ID)
-		})
-		l, err := st.Acquire(ctx, k, owner, ttl)
-		if errors.Is(err, ErrBusy) {
-			continue
-		}
-		if err != nil {
-			rec.Release(ctx)
-			return nil, fmt.Errorf("take thread %s: %w", k.Thread, err)
-		}
-		c := &claim{runs: runs, lease: l, renewed: l}
-		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
-		rec.claims = append(rec.claims, c)
+	fail := func(err error) (*Recovery, error) {
+		rec.Release(ctx)
+		return nil, err
 	}
-	return rec, nil
+	for {
+		keys, err := st.Stranded(ctx, claimBatch)
+		if err != nil {
+			return fail(fmt.Errorf("list stranded threads: %w", err))
+		}
+		taken := 0
+		for _, k := range keys {
+			l, err := st.Acquire(ctx, k, owner, ttl)
+			if errors.Is(err, ErrBusy) {
+				continue
+			}
+			if err != nil {
+				return fail(fmt.Errorf("take thread %s: %w", k.Thread, err))
+			}
+			taken++
+			runs, err := st.Pending(ctx, k)
+			if err != nil {
+				st.Release(context.WithoutCancel(ctx), l)
+				return fail(fmt.Errorf("the runs of thread %s: %w", k.Thread, err))
+			}
+			if len(runs) == 0 { // recovered by another meanwhile
+				st.Release(context.WithoutCancel(ctx), l)
+				continue
+			}
+			c := &claim{runs: runs, lease: l, renewed: l}
+			c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
+			rec.claims = append(rec.claims, c)
+		}
+		if len(keys) < claimBatch || taken == 0 {
+			return rec, nil
+		}
+	}
 }
 
 // Runs returns the runs Claim took.
