@@ -46,16 +46,9 @@ workflow %s {
 // until release is closed and whose other paths answer at once.
 func busyEnv(t *testing.T) (e *env, url string, entered chan string, release func()) {
 	t.Helper()
-	reg := vm.NewRegistry()
-	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
-	srcs := []compiler.Source{{Name: "busy.wf", Text: []byte(busyWorkflows())}}
-	prog, diags := compiler.Compile(reg, srcs...)
-	if diags.HasErrors() {
-		t.Fatal(diags.Err())
-	}
-	bundle, _ := compiler.Bundle(srcs)
+	m, bundle := busyMachine(t)
 	e = newEnv(t, func(c *server.Config) {
-		c.Machine = &vm.Machine{Program: prog, Registry: reg}
+		c.Machine = m
 		c.Bundle = bundle
 	})
 	entered = make(chan string, 10)
@@ -83,6 +76,20 @@ func busyEnv(t *testing.T) (e *env, url string, entered chan string, release fun
 		srv.Close()
 	})
 	return e, srv.URL, entered, release
+}
+
+// busyMachine compiles busyWorkflows.
+func busyMachine(t *testing.T) (*vm.Machine, []byte) {
+	t.Helper()
+	reg := vm.NewRegistry()
+	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }})
+	srcs := []compiler.Source{{Name: "busy.wf", Text: []byte(busyWorkflows())}}
+	prog, diags := compiler.Compile(reg, srcs...)
+	if diags.HasErrors() {
+		t.Fatal(diags.Err())
+	}
+	bundle, _ := compiler.Bundle(srcs)
+	return &vm.Machine{Program: prog, Registry: reg}, bundle
 }
 
 func turnBody(runID, msg, url string) string {

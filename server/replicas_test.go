@@ -2,14 +2,18 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/vm"
+	"github.com/aguic/aguic/vm/store"
 )
 
 // Two servers on one store behave as two replicas behind a load
@@ -23,9 +27,12 @@ type replica struct {
 	http *httptest.Server
 }
 
-func newReplica(t *testing.T, e *env, owner string) *replica {
+func newReplica(t *testing.T, e *env, owner string, m *vm.Machine) *replica {
 	t.Helper()
-	srv, err := server.New(server.Config{Machine: e.machine(t), Store: e.store, Logger: discardLogger(), Owner: owner})
+	if m == nil {
+		m = e.machine(t)
+	}
+	srv, err := server.New(server.Config{Machine: m, Store: e.store, Logger: discardLogger(), Owner: owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +125,7 @@ func rest(next func() (event, bool)) []event {
 func TestCancelAcrossReplicas(t *testing.T) {
 	e := newEnv(t, nil)
 	b := newBlocker(t)
-	other := newReplica(t, e, "replica-2")
+	other := newReplica(t, e, "replica-2", nil)
 	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
 	<-b.entered // the run executes on the first server, its start is stored
 	var c map[string]any
@@ -135,7 +142,7 @@ func TestCancelAcrossReplicas(t *testing.T) {
 func TestJoinAcrossReplicas(t *testing.T) {
 	e := newEnv(t, nil)
 	b := newBlocker(t)
-	other := newReplica(t, e, "replica-2")
+	other := newReplica(t, e, "replica-2", nil)
 	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
 	<-b.entered
 
@@ -199,7 +206,7 @@ func TestJoinLocalRun(t *testing.T) {
 func TestReplayFollowsAcrossReplicas(t *testing.T) {
 	e := newEnv(t, nil)
 	b := newBlocker(t)
-	other := newReplica(t, e, "replica-2")
+	other := newReplica(t, e, "replica-2", nil)
 	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
 	<-b.entered
 	next, stop := pull(t, other.do(http.MethodGet, "/agui/threads/busy/replay?follow=true", ""))
@@ -224,3 +231,97 @@ func TestReplayFollowsAcrossReplicas(t *testing.T) {
 }
 
 func must(next func() (event, bool), _ func()) func() (event, bool) { return next }
+
+// TestBusyPoliciesAcrossReplicas: the workflow's busy policy holds when
+// the turns reach different replicas.
+func TestBusyPoliciesAcrossReplicas(t *testing.T) {
+	t.Run("enqueue", func(t *testing.T) {
+		e, url, entered, release := busyEnv(t)
+		m, _ := busyMachine(t)
+		b, c := newReplica(t, e, "replica-b", m), newReplica(t, e, "replica-c", m)
+		first := e.post("/agui/workflows/queueing", turnBody("r1", "one", url+"/block"))
+		<-entered
+		// Queued on two other replicas, in this order.
+		second := b.do(http.MethodPost, "/agui/workflows/queueing", turnBody("r2", "two", url+"/fast"))
+		waitQueued(t, e, "queueing", 1)
+		third := c.do(http.MethodPost, "/agui/workflows/queueing", turnBody("r3", "three", url+"/fast"))
+		waitQueued(t, e, "queueing", 2)
+		// A turn sent to the first replica now goes behind them.
+		fourth := e.post("/agui/workflows/queueing", turnBody("r4", "four", url+"/fast"))
+		release()
+		for i, resp := range []*http.Response{first, second, third, fourth} {
+			word := []string{"one", "two", "three", "four"}[i]
+			if got, want := text(e.stream(resp)), "start "+word+"\ndone "+word+"\n"; got != want {
+				t.Errorf("turn %d streamed %q, want %q", i+1, got, want)
+			}
+		}
+		if got := doneOrder(t, e, "queueing"); got != "[one two three four]" {
+			t.Errorf("the turns ran in the order %s", got)
+		}
+	})
+	t.Run("interrupt", func(t *testing.T) {
+		e, url, entered, _ := busyEnv(t)
+		m, _ := busyMachine(t)
+		b := newReplica(t, e, "replica-b", m)
+		first := e.post("/agui/workflows/interrupting", turnBody("r1", "one", url+"/block"))
+		<-entered
+		second := b.do(http.MethodPost, "/agui/workflows/interrupting", turnBody("r2", "two", url+"/fast"))
+		if o := outcome(t, e.stream(first)); o["type"] != "cancelled" {
+			t.Errorf("the interrupted run on the first replica: outcome %v, want cancelled", o)
+		}
+		if got := text(e.stream(second)); got != "start two\ndone two\n" {
+			t.Errorf("the interrupting turn streamed %q", got)
+		}
+	})
+	t.Run("reject", func(t *testing.T) {
+		e, url, entered, release := busyEnv(t)
+		m, _ := busyMachine(t)
+		b := newReplica(t, e, "replica-b", m)
+		first := e.post("/agui/workflows/rejecting", turnBody("r1", "one", url+"/block"))
+		<-entered
+		e.problem(b.do(http.MethodPost, "/agui/workflows/rejecting", turnBody("r2", "two", url+"/fast")), http.StatusConflict)
+		release()
+		e.stream(first)
+	})
+}
+
+// waitQueued waits until the workflow's thread t has n queued runs.
+func waitQueued(t *testing.T, e *env, workflow string, n int) {
+	t.Helper()
+	k := store.Key{Scope: "default", Workflow: workflow, Thread: "t"}
+	for range 500 {
+		runs, err := e.store.Pending(t.Context(), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		queued := 0
+		for _, r := range runs {
+			if r.Status == store.Queued {
+				queued++
+			}
+		}
+		if queued == n {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("thread t of %s never had %d queued runs", workflow, n)
+}
+
+// doneOrder lists the turns whose "done" the workflow's thread t said, in
+// the order of its log.
+func doneOrder(t *testing.T, e *env, workflow string) string {
+	t.Helper()
+	evs, err := e.store.Events(t.Context(), store.Key{Scope: "default", Workflow: workflow, Thread: "t"}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, se := range evs {
+		ev, _ := se.Decode()
+		if ev.Type == vm.TextContent && strings.HasPrefix(ev.Delta, "done ") {
+			order = append(order, strings.TrimPrefix(ev.Delta, "done "))
+		}
+	}
+	return fmt.Sprint(order)
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -221,6 +222,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 			return nil, beginError(key, in.RunID, err)
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
+		go s.waitTurn(r)
 		return s.stream(r), nil
 	}
 	r.hold()
@@ -258,11 +260,12 @@ func (s *Server) owner(runID string) string {
 }
 
 // admit registers a run on the thread key and takes the thread's lease
-// for it, or, when a run of this process is in progress on the thread,
-// does what the workflow's busy policy says: 409 (reject), cancel that run
-// and wait for its end (interrupt), or register the run as queued behind
-// it (enqueue; queued is then true and no lease is taken). 409 while a run
-// of another process holds the thread, and 503 once Shutdown began.
+// for it, or, when a run is in progress on the thread, in this process or
+// another that shares the store, does what the workflow's busy policy
+// says: 409 (reject), cancel that run and wait for its end (interrupt), or
+// register the run as queued behind it (enqueue; queued is then true and
+// no lease is taken; a queued run also waits for the runs queued before
+// it, wherever they were sent). 503 once Shutdown began.
 func (s *Server) admit(ctx context.Context, key store.Key, runID, policy string) (r *run, queued bool, err error) {
 	for {
 		s.mu.Lock()
@@ -271,41 +274,61 @@ func (s *Server) admit(ctx context.Context, key store.Key, runID, policy string)
 			return nil, false, huma.NewError(http.StatusServiceUnavailable, "the server is shutting down")
 		}
 		other := s.runs[key]
-		if other == nil {
-			break
+		if other != nil || policy == vm.BusyEnqueue && len(s.queues[key]) > 0 {
+			switch policy {
+			case vm.BusyEnqueue:
+				r := s.queue(key, runID)
+				s.mu.Unlock()
+				return r, true, nil
+			case vm.BusyInterrupt:
+				s.mu.Unlock()
+				other.cancel()
+				select {
+				case <-other.done:
+				case <-ctx.Done():
+					return nil, false, ctx.Err()
+				}
+				continue
+			}
+			s.mu.Unlock()
+			return nil, false, busy(key)
 		}
-		switch policy {
-		case vm.BusyEnqueue:
-			r := s.newRun(key, runID)
-			r.queued = &store.Request{}
-			s.queues[key] = append(s.queues[key], r)
+		r = s.newRun(key, runID)
+		s.runs[key] = r
+		s.mu.Unlock()
+
+		// The lease taken here is the run's: the run goes on under it, so
+		// no other owner can slip in between.
+		err := s.acquire(ctx, r)
+		if err == nil && policy == vm.BusyEnqueue {
+			// Runs queued in other processes go first.
+			ahead, perr := s.queuedAhead(ctx, key)
+			if perr != nil || ahead {
+				s.cfg.Store.Release(context.WithoutCancel(ctx), r.lease)
+				err = cmp.Or(perr, store.ErrBusy)
+			}
+		}
+		if err == nil {
+			return r, false, nil
+		}
+		s.forget(r)
+		s.drop(r)
+		switch {
+		case !errors.Is(err, store.ErrBusy):
+			return nil, false, storeFailed("taking the thread failed", err)
+		case policy == vm.BusyEnqueue:
+			s.mu.Lock()
+			r := s.queue(key, runID)
 			s.mu.Unlock()
 			return r, true, nil
-		case vm.BusyInterrupt:
-			s.mu.Unlock()
-			other.cancel()
-			select {
-			case <-other.done:
-			case <-ctx.Done():
-				return nil, false, ctx.Err()
+		case policy == vm.BusyInterrupt:
+			if err := s.interruptElsewhere(ctx, key); err != nil {
+				return nil, false, err
 			}
 			continue
 		}
-		s.mu.Unlock()
 		return nil, false, busy(key)
 	}
-	r = s.newRun(key, runID)
-	s.runs[key] = r
-	s.mu.Unlock()
-
-	// The lease taken here is the run's: the run goes on under it, so
-	// no other owner can slip in between.
-	if err := s.lease(ctx, r); err != nil {
-		s.handOver(r)
-		s.drop(r)
-		return nil, false, err
-	}
-	return r, false, nil
 }
 
 // newRun makes a run of the server, counted until it ends; s.mu is held.
@@ -320,14 +343,12 @@ func (s *Server) newRun(key store.Key, runID string) *run {
 	return r
 }
 
-// lease takes the thread's lease for r: 409 while another run holds it.
-func (s *Server) lease(ctx context.Context, r *run) error {
+// acquire takes the thread's lease for r: store.ErrBusy while another run
+// holds it.
+func (s *Server) acquire(ctx context.Context, r *run) error {
 	lease, err := s.cfg.Store.Acquire(ctx, r.key, r.owner, s.cfg.LeaseTTL)
-	if errors.Is(err, store.ErrBusy) {
-		return busy(r.key)
-	}
 	if err != nil {
-		return storeFailed("taking the thread failed", err)
+		return err
 	}
 	r.lease = lease
 	return nil
@@ -336,7 +357,7 @@ func (s *Server) lease(ctx context.Context, r *run) error {
 // release undoes admit for a run that did not begin.
 func (s *Server) release(r *run) {
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
-	s.handOver(r)
+	s.forget(r)
 	s.drop(r)
 }
 
@@ -346,14 +367,6 @@ func (s *Server) drop(r *run) {
 	r.cancel()
 	close(r.done)
 	s.wg.Done()
-}
-
-// handOver removes r from the runs in progress and begins the run queued
-// behind it, if any.
-func (s *Server) handOver(r *run) {
-	if next := s.forget(r); next != nil {
-		go s.beginQueued(next)
-	}
 }
 
 // busy is the 409 of a thread a run holds; Retry-After says when to try
@@ -367,27 +380,27 @@ func withDeadline(ctx context.Context, cancel context.CancelFunc, d time.Duratio
 	return ctx, func() { c2(); cancel() }
 }
 
-// forget removes r from the runs in progress; the first run queued
-// behind it, if any, takes its place and is returned.
-func (s *Server) forget(r *run) *run {
+// forget removes r from the runs in progress and from the queues of this
+// process. The runs queued behind it learn from the store that the thread
+// is free (they watch it).
+func (s *Server) forget(r *run) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.runs[r.key] != r {
-		return nil
+	if s.runs[r.key] == r {
+		delete(s.runs, r.key)
 	}
 	q := s.queues[r.key]
-	if len(q) == 0 {
-		delete(s.runs, r.key)
-		return nil
+	for i, x := range q {
+		if x == r {
+			q = append(q[:i:i], q[i+1:]...)
+			break
+		}
 	}
-	next := q[0]
-	if len(q) == 1 {
+	if len(q) == 0 {
 		delete(s.queues, r.key)
 	} else {
-		s.queues[r.key] = q[1:]
+		s.queues[r.key] = q
 	}
-	s.runs[r.key] = next
-	return next
 }
 
 // execute runs one run to its end in a goroutine of its own: the request
@@ -405,7 +418,7 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	defer ack.Stop()
 	o, _, err := turn.Run(r.ctx)
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
-	s.handOver(r)
+	s.forget(r)
 	r.mu.Lock()
 	r.final = o.Status
 	if err != nil {
