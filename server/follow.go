@@ -176,7 +176,7 @@ func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID str
 				r.mu.Lock()
 				r.final = vm.Status(rec.Status)
 				r.mu.Unlock()
-				r.pushEvent(0, storedTerminal(r.threadID, rec), true)
+				r.pushEvent(0, storedTerminal(r.threadID, r.id, rec), true)
 				return
 			}
 			last = true
@@ -252,8 +252,8 @@ func (s *Server) followFailed(ctx context.Context, r *run, err error) {
 func ended(st store.Status) bool { return st != store.Running && st != store.Queued }
 
 // storedTerminal is the terminal event of a run that ended, from its
-// record.
-func storedTerminal(threadID string, rec store.Run) agui.Event {
+// record, for the stream of run runID.
+func storedTerminal(threadID, runID string, rec store.Run) agui.Event {
 	var o vm.Outcome
 	if json.Unmarshal(rec.Outcome, &o) != nil || o.Status == "" {
 		o = vm.Outcome{Status: vm.Status(rec.Status)}
@@ -261,7 +261,7 @@ func storedTerminal(threadID string, rec store.Run) agui.Event {
 			o.Err = &vm.Error{Code: vm.ErrInternal, Message: rec.Error}
 		}
 	}
-	return agui.RunFinished(threadID, rec.ID, o, nil)
+	return agui.RunFinished(threadID, runID, o, nil)
 }
 
 // runStart returns the cursor before the first event of run runID: the

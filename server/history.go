@@ -107,6 +107,10 @@ func (s *Server) registerHistory() {
 			}
 		}
 		if wantsStream(in.Accept) {
+			if wf.Conversation {
+				key := store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: req.ThreadID}
+				return s.restore(ctx, key, req.ThreadID, "", maxMessages(req.MaxMessages))
+			}
 			return s.snapshot(req.ThreadID, "", h), nil
 		}
 		return &huma.StreamResponse{Body: func(ctx huma.Context) {
@@ -119,6 +123,9 @@ func (s *Server) registerHistory() {
 		}}, nil
 	})
 }
+
+// all is the upTo of reduce that reads every event.
+const all = math.MaxUint64
 
 func wantsStream(accept string) bool { return strings.Contains(accept, "text/event-stream") }
 
@@ -135,14 +142,27 @@ func maxMessages(v any) int {
 // state; max > 0 keeps the most recent messages. 404 when the thread does
 // not exist.
 func (s *Server) history(ctx context.Context, key store.Key, max int) (History, error) {
+	th, err := s.thread(ctx, key)
+	if err != nil {
+		return History{}, err
+	}
+	return s.historyOf(ctx, th, max)
+}
+
+// thread reads a thread: 404 when it does not exist.
+func (s *Server) thread(ctx context.Context, key store.Key) (store.Thread, error) {
 	th, err := s.cfg.Store.Thread(ctx, key)
 	if errors.Is(err, store.ErrNotFound) {
-		return History{}, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", key.Workflow, key.Thread))
+		return th, huma.Error404NotFound(fmt.Sprintf("workflow %q has no thread %q", key.Workflow, key.Thread))
 	}
 	if err != nil {
-		return History{}, storeFailed("reading the thread failed", err)
+		return th, storeFailed("reading the thread failed", err)
 	}
-	red, err := s.reduce(ctx, th)
+	return th, nil
+}
+
+func (s *Server) historyOf(ctx context.Context, th store.Thread, max int) (History, error) {
+	red, err := s.reduce(ctx, th, all)
 	if err != nil {
 		return History{}, err
 	}
@@ -159,6 +179,44 @@ func (s *Server) history(ctx context.Context, key store.Key, max int) (History, 
 		h.PendingFrontendTools = append(h.PendingFrontendTools, PendingTool{*p})
 	}
 	return h, nil
+}
+
+// restore is the stream that restores a client of the conversation key
+// (see snapshot). When a run is in progress on the thread, in this process
+// or another that shares the store, the snapshot is of the conversation
+// before that run, and the stream goes on with the run's events, as they
+// are committed, to its end: a client that reloads during a run sees it
+// go on. runID "" is the run's id (or a new one).
+func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID string, max int) (*huma.StreamResponse, error) {
+	th, err := s.thread(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if th.Status != store.Running || th.RunID == "" {
+		h, err := s.historyOf(ctx, th, max)
+		if err != nil {
+			return nil, err
+		}
+		return s.snapshot(threadID, runID, h), nil
+	}
+	cut, err := s.runStart(ctx, key, th.RunID)
+	if err != nil {
+		return nil, storeFailed("reading the thread's events failed", err)
+	}
+	red, err := s.reduce(ctx, th, cut)
+	if err != nil {
+		return nil, err
+	}
+	msgs := recent(red.Messages, max)
+	if runID == "" {
+		runID = th.RunID
+	}
+	r := newRun(runID, key, s.now)
+	r.threadID = threadID
+	r.pushEvent(0, agui.RunStarted(threadID, runID, "", nil), false)
+	r.pushEvent(0, agui.StateSnapshotEvent{Snapshot: red.State}, false)
+	r.pushEvent(0, agui.MessagesSnapshotEvent{Messages: msgs}, false)
+	return s.streamWith(r, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut) }), nil
 }
 
 // waitOf is what a suspended thread waits for the client to answer: its
@@ -178,9 +236,10 @@ func waitOf(th store.Thread) *vm.Wait {
 	return nil
 }
 
-// reduce folds every stored event of a thread into messages and state, as
-// a replay shows them: hidden events left out, silent ones in.
-func (s *Server) reduce(ctx context.Context, th store.Thread) (*agui.Reducer, error) {
+// reduce folds the stored events of a thread into messages and state, as a
+// replay shows them: hidden events left out, silent ones in, up to the
+// event of sequence number upTo (all for every event).
+func (s *Server) reduce(ctx context.Context, th store.Thread, upTo uint64) (*agui.Reducer, error) {
 	red := &agui.Reducer{}
 	after := uint64(0)
 	if th.FirstSeq > 0 {
@@ -201,6 +260,9 @@ func (s *Server) reduce(ctx context.Context, th store.Thread) (*agui.Reducer, er
 			return nil, storeFailed("reading the thread's events failed", err)
 		}
 		for _, se := range evs {
+			if se.Seq > upTo {
+				return red, nil
+			}
 			e, err := se.Decode()
 			if err != nil {
 				continue

@@ -325,3 +325,51 @@ func doneOrder(t *testing.T, e *env, workflow string) string {
 	}
 	return fmt.Sprint(order)
 }
+
+// TestRestoreDuringRunAcrossReplicas: a client that reloads while a run
+// is in progress on another replica gets the conversation before the run,
+// then the run's events as they are committed, then its end.
+func TestRestoreDuringRunAcrossReplicas(t *testing.T) {
+	e, url, entered, release := busyEnv(t)
+	m, _ := busyMachine(t)
+	b := newReplica(t, e, "replica-b", m)
+	e.stream(e.post("/agui/workflows/rejecting", turnBody("r1", "one", url+"/fast")))
+	<-entered
+	second := e.post("/agui/workflows/rejecting", turnBody("r2", "two", url+"/block"))
+	for p := <-entered; p != "/block"; p = <-entered {
+	}
+	reload := `{"threadId": "t", "runId": "reload", "messages": []}`
+	for _, via := range []string{"run", "history"} {
+		var resp *http.Response
+		if via == "run" {
+			resp = b.do(http.MethodPost, "/agui/workflows/rejecting", reload, "Accept", "text/event-stream")
+		} else {
+			resp = b.do(http.MethodPost, "/agui/history", `{"threadId": "t", "workflowId": "rejecting"}`, "Accept", "text/event-stream")
+		}
+		next, stop := pull(t, resp)
+		head := until(t, next, "MESSAGES_SNAPSHOT", nil)
+		if got := types(head); fmt.Sprint(got) != "[RUN_STARTED STATE_SNAPSHOT MESSAGES_SNAPSHOT]" {
+			t.Errorf("%s: the restore starts with %v", via, got)
+		}
+		snap, _ := json.Marshal(head[2].data["messages"])
+		if !strings.Contains(string(snap), "done one") || strings.Contains(string(snap), "two") {
+			t.Errorf("%s: the snapshot holds %s; want the first turn only", via, snap)
+		}
+		// The run's events saved before its HTTP call are there already.
+		until(t, next, "TEXT_MESSAGE_CONTENT", func(ev event) bool { return ev.data["delta"] == "start two" })
+		if via == "run" {
+			stop() // the client goes away; the run goes on
+			continue
+		}
+		release()
+		tail := rest(next)
+		stop()
+		if got := text(tail); got != "done two\n" {
+			t.Errorf("%s: after the call the restore streamed %q", via, got)
+		}
+		if end := tail[len(tail)-1]; end.typ() != "RUN_FINISHED" {
+			t.Errorf("%s: the restore ended with %v", via, end.data)
+		}
+	}
+	e.stream(second)
+}

@@ -177,9 +177,9 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
 		// A client that sends nothing new asks where the conversation
 		// stands (it reloaded): the snapshot stream, and nothing runs.
-		h, err := s.history(ctx, key, 0)
+		resp, err := s.restore(ctx, key, in.ThreadID, in.RunID, 0)
 		if err == nil {
-			return s.snapshot(in.ThreadID, in.RunID, h), nil
+			return resp, nil
 		}
 		if !isNotFound(err) {
 			return nil, err

@@ -401,7 +401,7 @@ func (s *Server) messages(ctx context.Context, in *messagesInput) (*messagesOutp
 	if err != nil {
 		return nil, err
 	}
-	red, err := s.reduce(ctx, th)
+	red, err := s.reduce(ctx, th, all)
 	if err != nil {
 		return nil, err
 	}
