@@ -222,7 +222,10 @@ func TestServerGoesAway(t *testing.T) {
 		f    func(ctx context.Context) error
 	}{
 		{"Thread", func(ctx context.Context) error { _, err := s.Thread(ctx, k1); return err }},
-		{"Commit", func(ctx context.Context) error { _, err := s.Commit(ctx, l, store.Commit{Events: events(1)}); return err }},
+		{"Commit", func(ctx context.Context) error {
+			_, err := s.Commit(ctx, l, store.Commit{Events: events(1)})
+			return err
+		}},
 		{"Acquire", func(ctx context.Context) error { _, err := s.Acquire(ctx, k2, "owner", time.Hour); return err }},
 		{"Events", func(ctx context.Context) error { _, err := s.Events(ctx, k1, 0, 10); return err }},
 		{"Sync", s.Sync},
