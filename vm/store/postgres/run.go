@@ -105,10 +105,14 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 		}
 	}
 	limit := pageLimit(p)
-	rows, err := s.pool.Query(ctx, `SELECT r.thread_id, `+runColumns+` FROM runs r JOIN threads t ON t.id = r.thread_id
-		WHERE r.status = $1 AND ($2 OR (r.thread_id, r.id) > ($3, $4))
-		ORDER BY r.thread_id, r.id LIMIT $5`,
-		string(status), p.After == "", after.Thread, after.Run, limit+1)
+	query := `SELECT r.thread_id, ` + runColumns + ` FROM runs r JOIN threads t ON t.id = r.thread_id WHERE r.status = $1`
+	args := []any{string(status), limit + 1}
+	if p.After != "" { // a query of its own, planned as a range scan of runs_status from the cursor
+		query += ` AND (r.thread_id, r.id) > ($3, $4)`
+		args = append(args, after.Thread, after.Run)
+	}
+	query += ` ORDER BY r.thread_id, r.id LIMIT $2`
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return fail(classify(ctx, err))
 	}

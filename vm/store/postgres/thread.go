@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,10 +75,20 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 		after = []string{"", ""}
 	}
 	limit := pageLimit(p)
-	rows, err := s.pool.Query(ctx, `SELECT `+threadColumns+` FROM threads t
-		WHERE t.scope = $1 AND ($2 = '' OR t.workflow = $2) AND ($3 OR (t.workflow, t.thread) > ($4, $5))
-		ORDER BY t.workflow, t.thread LIMIT $6`,
-		scope, workflow, p.After == "", after[0], after[1], limit+1)
+	// One query text for each combination of filters, so that each is
+	// planned, and prepared, on its own: a range scan of the index on
+	// the key, from the cursor.
+	args := []any{scope}
+	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
+	query := `SELECT ` + threadColumns + ` FROM threads t WHERE t.scope = $1`
+	if workflow != "" {
+		query += ` AND t.workflow = ` + arg(workflow)
+	}
+	if p.After != "" {
+		query += ` AND (t.workflow, t.thread) > (` + arg(after[0]) + `, ` + arg(after[1]) + `)`
+	}
+	query += ` ORDER BY t.workflow, t.thread LIMIT ` + arg(limit+1)
+	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return fail(classify(ctx, err))
 	}
