@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aguic/aguic/internal/pgtest"
 	"github.com/aguic/aguic/vm/store"
@@ -50,4 +51,34 @@ func TestConformance(t *testing.T) {
 		schema := pgtest.Schema(t)
 		return open(t, schema), open(t, schema)
 	})
+}
+
+// TestLazyThenSync: lazy commits are read back at once, by another store
+// too, and Sync after them succeeds.
+func TestLazyThenSync(t *testing.T) {
+	schema := pgtest.Schema(t)
+	s, other := open(t, schema), open(t, schema)
+	defer s.Close()
+	defer other.Close()
+	ctx := t.Context()
+	k := store.Key{Scope: "acme", Workflow: "chat", Thread: "lazy"}
+	l, err := s.Acquire(ctx, k, "owner", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, err := s.Commit(ctx, l, store.Commit{Events: events(2), Delta: []byte(`{"d":1}`), Lazy: true}); err != nil {
+			t.Fatalf("lazy commit %d: %v", i+1, err)
+		}
+	}
+	if err := s.Sync(ctx); err != nil {
+		t.Fatalf("Sync after lazy commits: %v", err)
+	}
+	th, err := other.Thread(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.LastSeq != 20 || th.Version != 10 || len(th.Deltas) != 10 {
+		t.Errorf("after 10 lazy commits of 2 events and a delta: LastSeq %d Version %d, %d deltas; want 20, 10, 10", th.LastSeq, th.Version, len(th.Deltas))
+	}
 }
