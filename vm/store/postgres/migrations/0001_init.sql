@@ -118,11 +118,13 @@ CREATE FUNCTION commit_v1(
 	OUT o_last_seq bigint, OUT o_first_seq bigint, OUT o_version bigint, OUT o_created timestamptz, OUT o_updated timestamptz
 ) LANGUAGE plpgsql AS $$
 DECLARE
-	t threads%ROWTYPE;
+	t record; -- the columns it reads, named: a later schema may add others
 	n_ev integer := coalesce(cardinality(p_ev_data), 0);
 	bad bigint;
 BEGIN
-	SELECT * INTO t FROM threads AS th
+	SELECT th.id, th.status, th.hash, th.wait, th.wake_at, th.run_id, th.last_seq, th.first_seq, th.version,
+		th.deltas, th.lease_owner, th.lease_token
+	INTO t FROM threads AS th
 	WHERE th.scope = p_scope AND th.workflow = p_workflow AND th.thread = p_thread
 	FOR UPDATE;
 	IF NOT FOUND OR t.lease_owner IS DISTINCT FROM p_owner OR t.lease_token <> p_token THEN
