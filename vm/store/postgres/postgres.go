@@ -90,6 +90,12 @@ var _ store.Store = (*Store)(nil)
 // (migrate.go), and with store.ErrUnavailable when the server cannot be
 // reached.
 func Open(ctx context.Context, opts Options) (*Store, error) {
+	return open(ctx, opts, nil)
+}
+
+// open is Open, with tune, when not nil, changing the pool's
+// configuration (the tests trace the queries).
+func open(ctx context.Context, opts Options, tune func(*pgxpool.Config)) (*Store, error) {
 	if opts.Schema == "" {
 		opts.Schema = DefaultSchema
 	}
@@ -102,6 +108,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	cfg, err := poolConfig(opts)
 	if err != nil {
 		return fail(err)
+	}
+	if tune != nil {
+		tune(cfg)
 	}
 	s := &Store{
 		schema:  opts.Schema,
