@@ -235,6 +235,7 @@ type decoder struct {
 	p   []byte    // its payload
 	// The item of the last record read, for messages.
 	kind     byte
+	decoded  bool   // its fields were read
 	inThread bool   // a thread came
 	thread   Key    // the current thread
 	seq      uint64 // an event's
@@ -298,41 +299,38 @@ func (d *decoder) records(seq *sequence) error {
 			return err
 		}
 		f := fields{b: d.p}
+		d.kind, d.decoded = kind, false
 		switch kind {
 		case kindSource:
-			d.kind, d.name = kind, ""
 			hash, src := f.string(), f.bytes()
 			if err := f.done(); err != nil {
 				return d.malformed(err)
 			}
-			d.name = hash
+			d.name, d.decoded = hash, true
 			err = seq.Source(hash, src)
 		case kindThread:
-			d.kind = kind
 			t, ferr := threadFields(&f)
 			if ferr != nil {
 				return d.malformed(ferr)
 			}
-			d.inThread, d.thread = true, t.Key
+			d.inThread, d.thread, d.decoded = true, t.Key, true
 			err = seq.Thread(t)
 		case kindEvent:
-			d.kind, d.seq = kind, 0
 			e, ferr := eventFields(&f)
 			if ferr != nil {
 				return d.malformed(ferr)
 			}
-			d.seq = e.Seq
+			d.seq, d.decoded = e.Seq, true
 			err = seq.Event(e)
 		case kindRun:
-			d.kind, d.name = kind, ""
 			r, ferr := runFields(&f)
 			if ferr != nil {
 				return d.malformed(ferr)
 			}
-			d.name, r.Key = r.ID, d.thread
+			r.Key = d.thread
+			d.name, d.decoded = r.ID, true
 			err = seq.Run(r)
 		case kindEnd:
-			d.kind = kind
 			return d.end(seq, &f)
 		default:
 			return fmt.Errorf("%w: record %d is of an unknown kind (0x%02x)", ErrMalformedBackup, d.rec, kind)
@@ -451,31 +449,32 @@ func (d *decoder) item() string {
 	if d.inThread {
 		of = " of thread " + keyName(d.thread)
 	}
-	switch d.kind {
-	case kindSource:
-		if d.name == "" {
+	switch {
+	case d.kind == kindEnd:
+		return "the end record"
+	case !d.decoded:
+		switch d.kind {
+		case kindSource:
 			return "a source"
-		}
-		return fmt.Sprintf("source %q", d.name)
-	case kindThread:
-		if !d.inThread {
+		case kindThread:
+			if d.inThread {
+				return "a thread after thread " + keyName(d.thread)
+			}
 			return "a thread"
-		}
-		return "thread " + keyName(d.thread)
-	case kindEvent:
-		if d.seq == 0 {
+		case kindEvent:
 			return "an event" + of
-		}
-		return fmt.Sprintf("event %d%s", d.seq, of)
-	case kindRun:
-		if d.name == "" {
+		case kindRun:
 			return "a run" + of
 		}
-		return fmt.Sprintf("run %q%s", d.name, of)
-	case kindEnd:
-		return "the end record"
+		return "a record"
+	case d.kind == kindSource:
+		return fmt.Sprintf("source %q", d.name)
+	case d.kind == kindThread:
+		return "thread " + keyName(d.thread)
+	case d.kind == kindEvent:
+		return fmt.Sprintf("event %d%s", d.seq, of)
 	}
-	return "a record"
+	return fmt.Sprintf("run %q%s", d.name, of)
 }
 
 func threadFields(f *fields) (Thread, error) {
@@ -532,16 +531,17 @@ func (f *fields) fail(msg string) {
 // varint reads the bytes of a varint in its shortest form.
 func (f *fields) varint() []byte {
 	for i, c := range f.b {
-		if c < 0x80 {
-			if i > 0 && c == 0 || i >= binary.MaxVarintLen64 || i == binary.MaxVarintLen64-1 && c > 1 {
-				break
-			}
+		switch {
+		case i == binary.MaxVarintLen64-1 && c > 1, i > 0 && c == 0:
+			f.fail("a malformed number")
+			return nil
+		case c < 0x80:
 			v := f.b[:i+1]
 			f.b = f.b[i+1:]
 			return v
 		}
 	}
-	f.fail("a malformed number")
+	f.fail("a field runs past the end of its record")
 	return nil
 }
 
