@@ -238,7 +238,6 @@ type loading struct {
 	wb  *badgerdb.WriteBatch
 	gen uint64
 	tk  []byte // the current thread's key
-	n   int    // items written
 }
 
 // set writes k and v, after checking that Badger takes v.
@@ -286,11 +285,21 @@ func (l *loading) Thread(t store.Thread) error {
 	return nil
 }
 
+// errNoThread: Load's sink was given an event or a run before any thread,
+// which ReadBackup and Copy never do.
+var errNoThread = errors.New("an event or a run before any thread")
+
 func (l *loading) Event(e store.Event) error {
+	if l.tk == nil {
+		return errNoThread
+	}
 	return l.set(eventKey(eventPrefix(l.tk, l.gen), e.Seq), encodeEvent(&e))
 }
 
 func (l *loading) Run(r store.Run) error {
+	if l.tk == nil {
+		return errNoThread
+	}
 	if err := l.set(runKey(l.tk, l.gen, r.ID), encodeRun(&r)); err != nil {
 		return err
 	}
