@@ -37,8 +37,9 @@ var (
 // thread before it. A Thread comes with its Frame and Deltas; a Run's Key
 // is its thread's.
 //
-// A sink may keep the slices it is given. Its methods are called from one
-// goroutine, one at a time; the first error it returns ends the stream.
+// A sink may keep the slices it is given: whoever gives them changes them
+// no more. Its methods are called from one goroutine, one at a time; the
+// first error it returns ends the stream.
 type Sink interface {
 	Source(hash string, src []byte) error
 	Thread(t Thread) error
