@@ -632,31 +632,3 @@ func FuzzBackupRecords(f *testing.F) {
 	})
 }
 
-// BenchmarkBackup measures writing and reading a backup of a thread of
-// 10,000 events of 200 bytes.
-func BenchmarkBackup(b *testing.B) {
-	const n = 10_000
-	var buf bytes.Buffer
-	if err := store.WriteBackup(b.Context(), &buf, &streamingDump{events: n}); err != nil {
-		b.Fatal(err)
-	}
-	b.Run("Write", func(b *testing.B) {
-		b.SetBytes(int64(buf.Len()))
-		for b.Loop() {
-			if err := store.WriteBackup(b.Context(), io.Discard, &streamingDump{events: n}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
-	})
-	b.Run("Read", func(b *testing.B) {
-		b.SetBytes(int64(buf.Len()))
-		for b.Loop() {
-			var dumped atomic.Int64
-			if err := store.ReadBackup(b.Context(), bytes.NewReader(buf.Bytes()), &countingLoad{dumped: &dumped}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
-	})
-}
