@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/vm/store"
+	"github.com/aguic/aguic/vm/store/badger"
 	"github.com/aguic/aguic/vm/store/storetest"
 )
 
@@ -567,12 +569,120 @@ func (m *mem) Close() error {
 	return os.WriteFile(filepath.Join(m.dir, "store.json"), data, 0o600)
 }
 
+// Dump gives sink everything, in backup order, under the store's mutex:
+// a snapshot.
+func (m *mem) Dump(ctx context.Context, sink store.Sink) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	for _, h := range slices.Sorted(maps.Keys(m.st.Sources)) {
+		if err := sink.Source(h, m.st.Sources[h]); err != nil {
+			return err
+		}
+	}
+	threads := slices.Clone(m.st.Threads)
+	slices.SortFunc(threads, func(a, b *memThread) int {
+		return cmp.Or(strings.Compare(a.T.Scope, b.T.Scope), strings.Compare(a.T.Workflow, b.T.Workflow), strings.Compare(a.T.Thread, b.T.Thread))
+	})
+	for _, th := range threads {
+		if err := sink.Thread(th.T); err != nil {
+			return err
+		}
+		for _, e := range th.Events {
+			if err := sink.Event(e); err != nil {
+				return err
+			}
+		}
+		var runs []store.Run
+		for _, r := range m.st.Runs {
+			if r.Key == th.T.Key {
+				runs = append(runs, r)
+			}
+		}
+		slices.SortFunc(runs, func(a, b store.Run) int { return strings.Compare(a.ID, b.ID) })
+		for _, r := range runs {
+			if err := sink.Run(r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Load fills the empty store with what fill gives, all at once when fill
+// succeeds. Tokens go on from the store's own.
+func (m *mem) Load(ctx context.Context, fill func(store.Sink) error) error {
+	if err := m.begin(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	if len(m.st.Threads) > 0 || len(m.st.Sources) > 0 {
+		return store.ErrNotEmpty
+	}
+	sink := &memLoad{m: m, st: state{Sources: map[string][]byte{}, Runs: map[string]store.Run{}, Tokens: m.st.Tokens}}
+	if m.bug == "load-resets-tokens" {
+		sink.st.Tokens = 0
+	}
+	err := fill(sink)
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil && m.bug != "load-keeps-part" {
+		return err
+	}
+	m.st = sink.st
+	return err
+}
+
+// memLoad is the sink of mem's Load.
+type memLoad struct {
+	m  *mem
+	st state
+}
+
+func (l *memLoad) Source(hash string, src []byte) error {
+	l.st.Sources[hash] = src
+	return nil
+}
+
+func (l *memLoad) Thread(t store.Thread) error {
+	if l.m.bug == "load-now" {
+		t.Updated = l.m.now()
+	}
+	l.st.Threads = append(l.st.Threads, &memThread{T: t})
+	return nil
+}
+
+func (l *memLoad) Event(e store.Event) error {
+	th := l.st.Threads[len(l.st.Threads)-1]
+	th.Events = append(th.Events, e)
+	return nil
+}
+
+func (l *memLoad) Run(r store.Run) error {
+	l.st.Runs[l.m.runName(r.Key, r.ID)] = r
+	return nil
+}
+
 func TestMem(t *testing.T) {
 	bug := os.Getenv(mutantEnv)
 	storetest.Run(t, func(t *testing.T) store.Store {
 		m := openMem(t, "")
 		m.bug = bug
 		return m
+	})
+	// Backups of the reference store restore into Badger, and back.
+	storetest.RunBackup(t, func(t *testing.T) store.Store {
+		m := openMem(t, "")
+		m.bug = bug
+		return m
+	}, func(t *testing.T) store.Store {
+		s, err := badger.Open(badger.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	})
 	storetest.RunReopen(t, func(t *testing.T, dir string) store.Store {
 		m := openMem(t, dir)
@@ -615,6 +725,9 @@ func TestMutants(t *testing.T) {
 		{"pending-unordered", "Bus/Pending"},
 		{"stranded-held", "Bus/Stranded"},
 		{"task-always", "Bus/TakeTask"},
+		{"load-now", "Backup/RoundTrip"},
+		{"load-keeps-part", "Backup/Damaged"},
+		{"load-resets-tokens", "Backup/RoundTrip"},
 	} {
 		t.Run(m.bug+"/"+m.caughtBy, func(t *testing.T) {
 			t.Parallel()
