@@ -21,13 +21,16 @@ import (
 func backupCommand() *command {
 	c := &command{
 		name:    "backup",
-		args:    "[--data dir | --from url [--token token]] file",
+		args:    "[--data dir | --store url | --from url [--token token]] file",
 		summary: "write a backup of the data directory",
 		doc: `
 Backup writes everything the data directory holds (threads, their events
 and runs, the workflow versions conversations are pinned to) to file, or
 to standard output when file is "-". The directory is --data; one that
-does not exist or holds no store is an error. The backup is written beside
+does not exist or holds no store is an error. --store takes the backup
+of a PostgreSQL database instead, while replicas go on serving from it.
+A backup is in one format for every store: "aguic restore" loads it into
+a data directory or a database alike. The backup is written beside
 file and replaces it only once complete: a backup that fails leaves file
 as it was. Restore the file with "aguic restore".
 
@@ -39,13 +42,16 @@ The server writes a consistent backup while it goes on serving.`,
 		examples: `
 # Back up the data directory of a stopped server.
 aguic backup --data /var/lib/aguic backup.bin
+# Back up a PostgreSQL database that replicas serve from.
+aguic backup --store postgres://aguic@db.example.com/aguic backup.bin
 # Back up from a running server.
 AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backup.bin`,
 		exit: "0 when the backup is written, 1 when taking it failed, 2 on a usage or I/O error (such as a data directory that does not exist).",
 		vars: map[string]string{"token": "AGUIC_ADMIN_TOKEN"},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		data := fs.String("data", defaultData, "the data `dir`ectory")
+		var at where
+		at.define(fs, "")
 		from := fs.String("from", "", "take the backup from the running server at this base `url`")
 		token := fs.String("token", "", "the server's admin `token`, with --from")
 		return func(e *env, args []string) int {
@@ -62,11 +68,13 @@ AGUIC_ADMIN_TOKEN=change-me aguic backup --from http://127.0.0.1:8080/agui backu
 			if *from != "" {
 				src = remoteBackup{url: strings.TrimSuffix(*from, "/") + server.BackupPath, token: *token}
 			} else {
-				if err := checkDataDir(*data); err != nil {
-					e.errorf("%v", err)
-					return exitUsage
+				if !at.shared() {
+					if err := checkDataDir(at.data); err != nil {
+						e.errorf("%v", err)
+						return exitUsage
+					}
 				}
-				st, err := openData(*data)
+				st, err := at.open(ctx, quietLog(e))
 				if err != nil {
 					e.errorf("%v", err)
 					return exitUsage
@@ -248,20 +256,27 @@ func (r remoteBackup) Backup(ctx context.Context, w io.Writer) error {
 func restoreCommand() *command {
 	c := &command{
 		name:    "restore",
-		args:    "[--data dir] file",
-		summary: "restore a backup into an empty data directory",
+		args:    "[--data dir | --store url] file",
+		summary: "restore a backup into an empty data directory or database",
 		doc: `
 Restore loads a file written by "aguic backup" (standard input when file is
 "-") into the data directory, which must be empty or new: restoring never
-mixes two histories. The directory is --data.`,
+mixes two histories. The directory is --data; --store restores into a
+PostgreSQL database instead, which must hold no thread yet (its schema is
+created when missing). A backup from a data directory restores into a
+database and the other way round, backups written by earlier versions of
+aguic included: that is how a data directory moves to PostgreSQL.`,
 		examples: `
 # Restore a backup into a new data directory, then serve it.
 aguic restore --data restored backup.bin
-aguic serve --data restored workflows`,
+aguic serve --data restored workflows
+# Move a data directory into PostgreSQL.
+aguic backup --data .aguic - | aguic restore --store postgres://aguic@db.example.com/aguic -`,
 		exit: "0 when the backup is restored, 1 when restoring failed (the directory is not empty, the file is not a backup), 2 on a usage or I/O error.",
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		data := fs.String("data", defaultData, "the data `dir`ectory")
+		var at where
+		at.define(fs, "")
 		return func(e *env, args []string) int {
 			if len(args) != 1 {
 				return usageError(e, c, "restore needs one file to read")
@@ -276,7 +291,7 @@ aguic serve --data restored workflows`,
 				defer f.Close()
 				r = f
 			}
-			st, err := openData(*data)
+			st, err := at.open(context.Background(), quietLog(e))
 			if err != nil {
 				e.errorf("%v", err)
 				return exitUsage

@@ -78,7 +78,7 @@ func TestBench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := startServe(t, serveOptions{dir: wfDir, data: filepath.Join(dir, "data"), basePath: "/agui", deadline: -1, script: script, tokens: toks})
+	srv := startServe(t, serveOptions{dir: wfDir, where: where{data: filepath.Join(dir, "data")}, basePath: "/agui", deadline: -1, script: script, tokens: toks})
 
 	for _, tc := range []struct {
 		name     string

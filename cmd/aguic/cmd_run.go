@@ -28,7 +28,7 @@ const scriptedDefault = "scripted/default"
 func runCommand() *command {
 	c := &command{
 		name:    "run",
-		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [--max-steps n] [--thread id [--data dir]] [paths…]",
+		args:    "[--workflow id] [--model-script file] [--state json] [--tools json] [--max-steps n] [--thread id [--data dir | --store url]] [paths…]",
 		summary: "chat with a workflow in the terminal",
 		doc: `
 Run compiles the .wf files named by paths (files or directories, as for
@@ -96,7 +96,8 @@ aguic run --workflow chat workflows < turns.txt`,
 		state := fs.String("state", "", "the client's initial state, a `json` value")
 		tools := fs.String("tools", "", "the client's frontend tools, a `json` list of {name, description, parameters}")
 		thread := fs.String("thread", "", "keep the chat as the thread `id` in the data directory, continuing it if it exists")
-		data := fs.String("data", defaultData, "the data `dir`ectory of --thread")
+		var at where
+		at.define(fs, " of --thread")
 		maxSteps := vm.DefaultMaxVisits
 		checkedVar(fs, &maxSteps, "max-steps", "1000", "the most nodes one run may visit, a guard against a loop that runs away (`n`)", positive)
 		return func(e *env, args []string) int {
@@ -138,7 +139,7 @@ aguic run --workflow chat workflows < turns.txt`,
 				return s.play(context.Background())
 			}
 			bundle, _ := compiler.Bundle(srcs)
-			return s.keep(context.Background(), *data, *thread, bundle)
+			return s.keep(context.Background(), at, *thread, bundle)
 		}
 	}
 	return c

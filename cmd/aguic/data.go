@@ -45,11 +45,12 @@ type keeping struct {
 	runs   int
 }
 
-// keep plays the chat as thread id of the store in dir: it resumes the
-// runs a crash left unfinished, shows the thread's history, and keeps every
-// run of the chat.
-func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) int {
-	st, err := openData(dir)
+// keep plays the chat as thread id of the store at: it resumes the runs a
+// crash left unfinished (of the whole data directory; in a database other
+// processes share, of this thread only), shows the thread's history, and
+// keeps every run of the chat.
+func (s *session) keep(ctx context.Context, at where, thread string, bundle []byte) int {
+	st, err := at.open(ctx, quietLog(s.e))
 	if err != nil {
 		s.e.errorf("%v", err)
 		return exitUsage
@@ -62,7 +63,16 @@ func (s *session) keep(ctx context.Context, dir, thread string, bundle []byte) i
 		bundle: bundle,
 		vers:   host.NewVersions(st, s.m),
 	}
-	recovered, err := store.Recover(ctx, st, k.owner, time.Minute, k.vers.Load)
+	var recovered []store.Recovered
+	if at.shared() {
+		var rec *store.Recovery
+		if rec, err = store.ClaimThread(ctx, st, k.key, k.owner, time.Minute); err == nil {
+			recovered = rec.Resume(ctx, k.vers.Load, 1, nil)
+			rec.Release(ctx)
+		}
+	} else {
+		recovered, err = store.Recover(ctx, st, k.owner, time.Minute, k.vers.Load)
+	}
 	if err != nil {
 		s.e.errorf("%v", err)
 		return exitUsage

@@ -39,7 +39,7 @@ func TestOpenAPI(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
-			o.dir, o.data, o.deadline = wfDir, filepath.Join(t.TempDir(), "data"), -1
+			o.dir, o.where.data, o.deadline = wfDir, filepath.Join(t.TempDir(), "data"), -1
 			if strings.Contains(tc.name, "tokens") {
 				toks, err := loadTokens(tokensFile, os.Getenv)
 				if err != nil {

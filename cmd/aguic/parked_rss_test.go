@@ -154,7 +154,7 @@ func TestParkedHeap(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	code := make(chan int, 1)
-	o := serveOptions{dir: wfDir, data: data, addr: "127.0.0.1:0", basePath: "/agui", deadline: -1, maxSteps: 1000}
+	o := serveOptions{dir: wfDir, where: where{data: data}, addr: "127.0.0.1:0", basePath: "/agui", deadline: -1, maxSteps: 1000}
 	o.ready = func(url string) { urls <- url }
 	go func() { code <- serve(ctx, e, o) }()
 	var url string

@@ -31,7 +31,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -109,9 +109,11 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			basePath: server.DefaultBasePath,
 			deadline: server.DefaultDeadline,
 			maxSteps: vm.DefaultMaxVisits,
+			leaseTTL: server.DefaultLeaseTTL,
 		}
 		fs.StringVar(&o.addr, "addr", defaultAddr, "listen on `host:port`")
-		fs.StringVar(&o.data, "data", defaultData, "the data `dir`ectory")
+		o.where.define(fs, "")
+		checkedVar(fs, &o.leaseTTL, "lease-ttl", "10s", "how long a run's lease on its thread lasts unless renewed; with --store, how soon other replicas take over the runs of one that died (`duration`)", durationAtLeast(time.Second))
 		basePathVar(fs, &o.basePath)
 		checkedVar(fs, &o.deadline, "deadline", "1h", "the longest a run may take, a `duration` such as 10m; 0 for none", durationAtLeast(0))
 		checkedVar(fs, &o.maxSteps, "max-steps", "1000", "the most nodes one run may visit, a guard against a loop that runs away (`n`)", positive)
@@ -232,15 +234,17 @@ func loadTokens(file string, getenv func(string) string) (*server.Tokens, error)
 
 // serveOptions is what aguic serve was asked to do.
 type serveOptions struct {
-	dir, addr, data, basePath, script string
-	deadline                          time.Duration // negative: none
-	maxSteps                          int           // node visits per run
-	retention                         store.Retention
-	adminToken                        string
-	nodeEvents                        bool           // stream the node lifecycle
-	tokens                            *server.Tokens // nil: no authentication
-	scopeHeader                       string         // without tokens, the header that names the scope
-	corsOrigins                       []string       // none: CORS off
+	dir, addr, basePath, script string
+	where                       where         // the store
+	leaseTTL                    time.Duration // of runs' leases
+	deadline                    time.Duration // negative: none
+	maxSteps                    int           // node visits per run
+	retention                   store.Retention
+	adminToken                  string
+	nodeEvents                  bool           // stream the node lifecycle
+	tokens                      *server.Tokens // nil: no authentication
+	scopeHeader                 string         // without tokens, the header that names the scope
+	corsOrigins                 []string       // none: CORS off
 
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
@@ -278,7 +282,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	m := &vm.Machine{Program: prog, Registry: reg, MaxVisits: o.maxSteps}
 	bundle, _ := compiler.Bundle(srcs)
 
-	st, err := openData(o.data)
+	st, err := o.where.open(ctx, log)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitUsage
@@ -291,6 +295,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		Server: server.Config{
 			BasePath: o.basePath,
 			Deadline: o.deadline,
+			LeaseTTL: o.leaseTTL,
 
 			NodeLifecycle: o.nodeEvents,
 
@@ -301,8 +306,8 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		Retention:     o.retention,
 		Backup:        st,
 		AdminToken:    o.adminToken,
-		Maintain:      []func(context.Context) <-chan struct{}{func(ctx context.Context) <-chan struct{} { return st.StartGC(ctx, 10*time.Minute) }},
-		ReleaseMemory: st.ReleaseMemory,
+		Maintain:      st.maintain,
+		ReleaseMemory: st.release,
 		Logger:        log,
 	})
 	if err != nil {
@@ -320,7 +325,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	for i, w := range prog.Workflows {
 		ids[i] = w.ID
 	}
-	log.Info("serving", "url", url+strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ","), "docs", url+"/docs", "openapi", url+"/openapi.json", "data", o.data)
+	log.Info("serving", "url", url+strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ","), "docs", url+"/docs", "openapi", url+"/openapi.json", "store", o.where.String())
 	if o.ready != nil {
 		o.ready(url)
 	}

@@ -72,7 +72,7 @@ func TestServeAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServe(t, serveOptions{
-		dir: wfDir, data: filepath.Join(dir, "data"),
+		dir: wfDir, where: where{data: filepath.Join(dir, "data")},
 		basePath: "/agui", deadline: -1,
 		tokens: toks, corsOrigins: []string{"http://localhost:3000"},
 	})

@@ -21,7 +21,7 @@ func TestOnlineBackup(t *testing.T) {
 	dir := t.TempDir()
 	wfDir := writeWorkflow(t, dir, "notes.wf", "wf 1\n\nworkflow notes {\n  conversation = true\n  flow {\n    top: say \"noted <<$agent.latestUserMessage.content>>\"\n    wait: suspend\n    goto top\n  }\n}\n")
 	srv := startServe(t, serveOptions{
-		dir: wfDir, data: filepath.Join(dir, "data"),
+		dir: wfDir, where: where{data: filepath.Join(dir, "data")},
 		basePath: "/agui", deadline: -1, adminToken: "s3cret",
 	})
 	url := srv.url
@@ -74,7 +74,7 @@ func TestBackupFailureKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  flow { say \"hello\" }\n}\n")
 	srv := startServe(t, serveOptions{
-		dir: wfDir, data: filepath.Join(dir, "data"),
+		dir: wfDir, where: where{data: filepath.Join(dir, "data")},
 		basePath: "/agui", deadline: -1, adminToken: "s3cret",
 	})
 	// A server that starts a backup and breaks off.

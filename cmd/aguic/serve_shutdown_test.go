@@ -25,7 +25,7 @@ func TestShutdownCancelsRunsWithTheirTerminalEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := startServe(t, serveOptions{
-		dir: wfDir, data: filepath.Join(dir, "data"), script: script,
+		dir: wfDir, where: where{data: filepath.Join(dir, "data")}, script: script,
 		basePath: "/agui", deadline: -1, grace: 200 * time.Millisecond,
 	})
 

@@ -73,7 +73,7 @@ func startServe(t *testing.T, o serveOptions) *served {
 func TestServe(t *testing.T) {
 	dir := t.TempDir()
 	wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  flow { say \"hello <<$agent.latestUserMessage.content>>\" }\n}\n")
-	srv := startServe(t, serveOptions{dir: wfDir, data: filepath.Join(dir, "data"), basePath: "/agui", deadline: -1})
+	srv := startServe(t, serveOptions{dir: wfDir, where: where{data: filepath.Join(dir, "data")}, basePath: "/agui", deadline: -1})
 	url := srv.url
 
 	resp, err := http.Post(url+"/agui", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "world"}], "forwardedProps": {"aguic": {"workflowName": "Hello"}}}`))

@@ -67,33 +67,62 @@ func Claim(ctx context.Context, st Store, owner string, ttl time.Duration) (*Rec
 		if err != nil {
 			return fail(fmt.Errorf("list stranded threads: %w", err))
 		}
-		taken := 0
-		for _, k := range keys {
-			l, err := st.Acquire(ctx, k, owner, ttl)
-			if errors.Is(err, ErrBusy) {
-				continue
-			}
-			if err != nil {
-				return fail(fmt.Errorf("take thread %s: %w", k.Thread, err))
-			}
-			taken++
-			runs, err := st.Pending(ctx, k)
-			if err != nil {
-				st.Release(context.WithoutCancel(ctx), l)
-				return fail(fmt.Errorf("the runs of thread %s: %w", k.Thread, err))
-			}
-			if len(runs) == 0 { // recovered by another meanwhile
-				st.Release(context.WithoutCancel(ctx), l)
-				continue
-			}
-			c := &claim{runs: runs, lease: l, renewed: l}
-			c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
-			rec.claims = append(rec.claims, c)
+		taken, err := rec.claim(ctx, keys, owner, ttl)
+		if err != nil {
+			return fail(err)
 		}
 		if len(keys) < claimBatch || taken == 0 {
 			return rec, nil
 		}
 	}
+}
+
+// ClaimThread is Claim for one thread: its runs left running or queued,
+// if nobody holds its lease.
+func ClaimThread(ctx context.Context, st Store, key Key, owner string, ttl time.Duration) (*Recovery, error) {
+	if ttl <= 0 {
+		ttl = time.Minute
+	}
+	rec := &Recovery{st: st}
+	if runs, err := st.Pending(ctx, key); err != nil || len(runs) == 0 {
+		return rec, err // nothing to recover (Acquire would create the thread)
+	}
+	if _, err := rec.claim(ctx, []Key{key}, owner, ttl); err != nil {
+		rec.Release(ctx)
+		return nil, err
+	}
+	return rec, nil
+}
+
+// claim takes the leases of the threads keys whose runs are pending, for
+// owner, and returns how many it took. A thread another owner holds is
+// left to it.
+func (rec *Recovery) claim(ctx context.Context, keys []Key, owner string, ttl time.Duration) (int, error) {
+	st := rec.st
+	taken := 0
+	for _, k := range keys {
+		l, err := st.Acquire(ctx, k, owner, ttl)
+		if errors.Is(err, ErrBusy) {
+			continue
+		}
+		if err != nil {
+			return taken, fmt.Errorf("take thread %s: %w", k.Thread, err)
+		}
+		taken++
+		runs, err := st.Pending(ctx, k)
+		if err != nil {
+			st.Release(context.WithoutCancel(ctx), l)
+			return taken, fmt.Errorf("the runs of thread %s: %w", k.Thread, err)
+		}
+		if len(runs) == 0 { // none, or recovered by another meanwhile
+			st.Release(context.WithoutCancel(ctx), l)
+			continue
+		}
+		c := &claim{runs: runs, lease: l, renewed: l}
+		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
+		rec.claims = append(rec.claims, c)
+	}
+	return taken, nil
 }
 
 // Runs returns the runs Claim took.
