@@ -123,7 +123,6 @@ func (o *opened) Restore(ctx context.Context, r io.Reader) error {
 // formatOne starts a backup of format 1.
 const formatOne = "aguic store backup 1\n"
 
-
 // quietLog is the logger of the stores of commands that are not servers:
 // warnings and errors, on standard error.
 func quietLog(e *env) *slog.Logger {
