@@ -3,10 +3,28 @@
 GO ?= go
 FUZZTIME ?= 15s
 
-.PHONY: test deps unit vet lint-workflows e2e fuzz bench build
+.PHONY: test deps postgres unit vet lint-workflows e2e fuzz bench build
+
+## The PostgreSQL server of the tests of the PostgreSQL store and of several replicas:
+## AGUIC_TEST_POSTGRES, else the local server when it answers (trust authentication).
+PG_LOCAL := postgres://postgres@127.0.0.1:5432/test
+ifeq ($(AGUIC_TEST_POSTGRES),)
+AGUIC_TEST_POSTGRES := $(shell pg_isready -q -d '$(PG_LOCAL)' >/dev/null 2>&1 && echo '$(PG_LOCAL)')
+endif
+export AGUIC_TEST_POSTGRES
 
 ## test: every test, the checks of the example workflows and docs, the AG-UI conformance suite, and short fuzz runs
-test: vet unit lint-workflows e2e fuzz
+test: postgres vet unit lint-workflows e2e fuzz
+
+## postgres: says whether the PostgreSQL tests run; in CI (CI set) they must
+postgres:
+	@if [ -n "$$AGUIC_TEST_POSTGRES" ]; then \
+		echo "PostgreSQL tests run against $$AGUIC_TEST_POSTGRES"; \
+	elif [ -n "$$CI" ]; then \
+		echo "CI needs PostgreSQL, and none answers at $(PG_LOCAL): start it, or name one with AGUIC_TEST_POSTGRES=postgres://user@host:5432/db"; exit 1; \
+	else \
+		echo "PostgreSQL tests skipped: none answers at $(PG_LOCAL); run them with AGUIC_TEST_POSTGRES=postgres://user@host:5432/db make test"; \
+	fi
 
 ## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests
 deps:

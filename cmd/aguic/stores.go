@@ -26,7 +26,7 @@ type where struct {
 // define defines --data and --store; of names what --data is for.
 func (w *where) define(fs *flag.FlagSet, of string) {
 	fs.StringVar(&w.data, "data", defaultData, "the data `dir`ectory"+of)
-	checkedVar(fs, &w.url, "store", "", "keep the threads in the PostgreSQL database at this `url` (postgres://user@host/db), instead of the data directory", storeURL)
+	checkedVar(fs, &w.url, "store", "", "keep the threads in the PostgreSQL database at this `url` (postgres://user@host/db; ?search_path=name picks the schema, default aguic), instead of the data directory", storeURL)
 }
 
 // storeURL checks the value of --store: a PostgreSQL URL.
@@ -52,6 +52,23 @@ func (w where) String() string {
 		return "the PostgreSQL database"
 	}
 	return u.Redacted()
+}
+
+// splitSchema takes the schema of the store's tables out of a URL: its
+// search_path parameter, which names it ("" for the default, aguic).
+func splitSchema(s string) (connect, schema string) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return s, ""
+	}
+	q := u.Query()
+	schema = q.Get("search_path")
+	if schema == "" {
+		return s, ""
+	}
+	q.Del("search_path")
+	u.RawQuery = q.Encode()
+	return u.String(), schema
 }
 
 // opened is a store a command opened, with what a server asks of it
@@ -80,7 +97,8 @@ func (w where) open(ctx context.Context, log *slog.Logger) (*opened, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	st, err := postgres.Open(ctx, postgres.Options{URL: w.url, Logger: log})
+	connect, schema := splitSchema(w.url)
+	st, err := postgres.Open(ctx, postgres.Options{URL: connect, Schema: schema, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", w, err)
 	}
