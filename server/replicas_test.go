@@ -373,3 +373,51 @@ func TestRestoreDuringRunAcrossReplicas(t *testing.T) {
 	}
 	e.stream(second)
 }
+
+// TestCancelStrandedRun: a run whose process died (its lease expired and
+// nobody resumed it yet) is cancelled by the replica that takes the
+// request: the thread goes back to where the turn found it.
+func TestCancelStrandedRun(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := t.Context()
+	turn := func(run, text string) []event {
+		return e.stream(e.post("/agui/workflows/counter", `{"threadId": "c1", "runId": "`+run+`", "messages": [{"id": "m-`+run+`", "role": "user", "content": "`+text+`"}]}`))
+	}
+	turn("r1", "one")
+	k := store.Key{Scope: "default", Workflow: "counter", Thread: "c1"}
+	th, err := e.store.Thread(ctx, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A process takes the thread, writes the start of run r2, and dies.
+	l, err := e.store.Acquire(ctx, k, "dead-process", 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	input, _ := json.Marshal(map[string]any{"deltas": len(th.Deltas), "waiting": map[string]any{"runId": th.RunID, "wait": json.RawMessage(th.Wait)}})
+	if _, err := e.store.Commit(ctx, l, store.Commit{
+		Checkpoint: &store.Thread{Status: store.Running, Hash: th.Hash, RunID: "r2"},
+		Run:        &store.Run{ID: "r2", Status: store.Running, Started: time.Now(), Input: input},
+		NewRun:     true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for time.Now().Before(l.Expires.Add(time.Millisecond)) {
+		time.Sleep(time.Millisecond)
+	}
+	var c map[string]any
+	decode(t, e.post("/agui/cancel", `{"threadId": "c1"}`), &c)
+	if c["status"] != "cancelled" || c["runId"] != "r2" {
+		t.Errorf("cancel of a stranded run answered %v", c)
+	}
+	r2, err := e.store.Run(ctx, k, "r2")
+	if err != nil || r2.Status != store.Cancelled {
+		t.Errorf("run r2 is %s (%v), want cancelled", r2.Status, err)
+	}
+	if after, _ := e.store.Thread(ctx, k); after.Status != store.Suspended || after.RunID != th.RunID {
+		t.Errorf("the thread is %s after run %s; want suspended after %s, where the turn found it", after.Status, after.RunID, th.RunID)
+	}
+	if got := text(turn("r3", "two")); got != "Turn 2: two\n" {
+		t.Errorf("the next turn streamed %q", got)
+	}
+}

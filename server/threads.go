@@ -279,6 +279,16 @@ func (s *Server) cancelElsewhere(ctx context.Context, threadID, workflowID, fiel
 	th := running[0]
 	changed, stop := s.cfg.Store.Watch(th.Key)
 	defer stop()
+	// A run no process executes (its process died) is cancelled here; one
+	// that a process executes holds its thread's lease, and the cancel
+	// request goes to that process.
+	switch err := store.CancelStranded(ctx, s.cfg.Store, th.Key, th.RunID, s.owner(th.RunID), s.cfg.LeaseTTL); {
+	case err == nil:
+		return &cancelOutput{Body: Cancelled{ThreadID: threadID, WorkflowID: th.Key.Workflow, RunID: th.RunID, Status: string(store.Cancelled)}}, nil
+	case errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrNotFound):
+	default:
+		return nil, storeFailed("cancelling the run failed", err)
+	}
 	if err := s.cfg.Store.Cancel(ctx, th.Key, th.RunID); err != nil {
 		return nil, storeFailed("sending the cancel request failed", err)
 	}

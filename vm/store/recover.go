@@ -258,20 +258,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 	}
 	var f *vm.Frame
 	fail := func(cause error) (vm.Outcome, error) {
-		r.Status, r.Finished, r.Error, r.Input = Failed, time.Now(), "the run was interrupted and could not resume: "+cause.Error(), nil
-		c := Commit{Run: &r}
-		if th.RunID == r.ID && th.Status == Running {
-			cp := &Thread{Status: Failed, Hash: th.Hash, RunID: r.ID}
-			if w := in.Waiting; w != nil {
-				cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
-				cp.WakeAt = waitingWake(w.Wait, time.Now())
-			}
-			c.Checkpoint, c.Trim, c.Keep = cp, true, in.Deltas
-			if f != nil {
-				// The ids the interrupted run used are not made again.
-				c.Delta, _ = undoTo(th, in.Deltas, f.Seq)
-			}
-		}
+		c := abandon(th, r, in, f, Failed, "the run was interrupted and could not resume: "+cause.Error())
 		if _, err := st.Commit(held, lease, c); err != nil {
 			return vm.Outcome{}, errors.Join(cause, err)
 		}
@@ -308,6 +295,68 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 		return o, err
 	}
 	return o, nil
+}
+
+// abandon is the commit that ends run r, which was interrupted, with
+// status (Failed or Cancelled) and the reason, without going on: the
+// thread goes back to where the run's turn found it (in is the turn's
+// input, f the frame as the run left it, or nil), as a failed or cancelled
+// run leaves it.
+func abandon(th Thread, r Run, in turnInput, f *vm.Frame, status Status, reason string) Commit {
+	r.Status, r.Finished, r.Error, r.Input = status, time.Now(), reason, nil
+	o := vm.Outcome{Status: vm.Status(status)}
+	if status == Failed {
+		o.Err = &vm.Error{Code: vm.ErrInternal, Message: reason}
+	}
+	r.Outcome, _ = json.Marshal(o)
+	c := Commit{Run: &r}
+	if th.RunID == r.ID && th.Status == Running {
+		cp := &Thread{Status: status, Hash: th.Hash, RunID: r.ID}
+		if w := in.Waiting; w != nil {
+			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
+			cp.WakeAt = waitingWake(w.Wait, time.Now())
+		}
+		c.Checkpoint, c.Trim, c.Keep = cp, true, min(in.Deltas, len(th.Deltas))
+		if f != nil {
+			// The ids the interrupted run used are not made again.
+			c.Delta, _ = undoTo(th, c.Keep, f.Seq)
+		}
+	}
+	return c
+}
+
+// CancelStranded cancels run runID of the thread when no process executes
+// it (its process died, and recovery has not resumed it yet): it takes the
+// thread's lease for owner and ends the run cancelled, the thread back to
+// where the run's turn found it. ErrBusy when a process holds the lease
+// (it executes the run, and a cancel request reaches it); ErrNotFound when
+// the run is not running.
+func CancelStranded(ctx context.Context, st Store, key Key, runID, owner string, ttl time.Duration) error {
+	l, err := st.Acquire(ctx, key, owner, ttl)
+	if err != nil {
+		return err
+	}
+	defer st.Release(context.WithoutCancel(ctx), l)
+	r, err := st.Run(ctx, key, runID)
+	if err != nil {
+		return err
+	}
+	if r.Status != Running {
+		return fmt.Errorf("run %s is %s: %w", runID, r.Status, ErrNotFound)
+	}
+	th, err := st.Thread(ctx, key)
+	if err != nil {
+		return err
+	}
+	in := turnInput{Deltas: len(th.Deltas)}
+	if len(r.Input) > 0 {
+		if json.Unmarshal(r.Input, &in) != nil {
+			in = turnInput{Deltas: len(th.Deltas)}
+		}
+	}
+	f, _ := LoadFrame(th)
+	_, err = st.Commit(context.WithoutCancel(ctx), l, abandon(th, r, in, f, Cancelled, "the run was cancelled while no process executed it"))
+	return err
 }
 
 // undoTo is the delta that gives back the small fields of the thread's
