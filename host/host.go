@@ -105,6 +105,11 @@ type Host struct {
 
 	stopRecovery context.CancelFunc
 	recovering   sync.WaitGroup
+	// resuming are the recoveries in progress: a cancel request for a run
+	// they resume reaches it through them.
+	resumingMu  sync.Mutex
+	resuming    map[*store.Recovery]bool
+	stopCancels func()
 	stopMaintain context.CancelFunc
 	maintained   []<-chan struct{}
 	shutdown     sync.Once
@@ -157,11 +162,13 @@ func Start(cfg Config) (*Host, error) {
 	if n := len(h.recovery.Runs()); n > 0 {
 		h.log.Info("resuming interrupted runs", "runs", n)
 	}
+	h.resuming = map[*store.Recovery]bool{}
+	h.stopCancels = cfg.Store.OnCancel(h.cancelResumed)
 	var recoverCtx context.Context
 	recoverCtx, h.stopRecovery = context.WithCancel(context.Background())
 	h.recovering.Go(func() {
 		defer h.recovery.Release(context.Background())
-		h.recovery.Resume(recoverCtx, h.versions.Load, cfg.RecoveryWorkers, h.logRecovered)
+		h.resume(recoverCtx, h.recovery)
 	})
 
 	var maintainCtx context.Context
@@ -192,7 +199,34 @@ func (h *Host) recoverStranded(ctx context.Context) {
 	if n := len(rec.Runs()); n > 0 {
 		h.log.Info("resuming runs no process executes", "runs", n)
 	}
+	h.resume(ctx, rec)
+}
+
+// resume resumes the runs rec claimed, where a cancel request reaches
+// them.
+func (h *Host) resume(ctx context.Context, rec *store.Recovery) {
+	if len(rec.Runs()) == 0 {
+		return
+	}
+	h.resumingMu.Lock()
+	h.resuming[rec] = true
+	h.resumingMu.Unlock()
+	defer func() {
+		h.resumingMu.Lock()
+		delete(h.resuming, rec)
+		h.resumingMu.Unlock()
+	}()
 	rec.Resume(ctx, h.versions.Load, h.cfg.RecoveryWorkers, h.logRecovered)
+}
+
+// cancelResumed cancels run runID of the thread if a recovery of this
+// host resumes it: a cancel request the store carried.
+func (h *Host) cancelResumed(key store.Key, runID string) {
+	h.resumingMu.Lock()
+	defer h.resumingMu.Unlock()
+	for rec := range h.resuming {
+		rec.Cancel(key, runID)
+	}
 }
 
 // wakeDue runs the threads whose timer has come (vm.WaitTimer, a sleep
@@ -276,6 +310,7 @@ func (h *Host) Shutdown(ctx context.Context) error {
 		for _, done := range h.maintained {
 			<-done
 		}
+		h.stopCancels()
 	})
 	return h.shutdownErr
 }

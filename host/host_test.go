@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -255,3 +256,66 @@ workflow nap {
 
 // wakeLooks is how often the host looks for threads to wake.
 const wakeLooks = time.Second
+
+// TestCancelResumedRun: a run that the host resumes after a crash is
+// cancelled by a cancel request, like any run: it ends cancelled, not
+// where recovery would have taken it.
+func TestCancelResumedRun(t *testing.T) {
+	entered := make(chan struct{}, 4)
+	hang := make(chan struct{})
+	service := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer service.Close()
+	var unhang sync.Once
+	defer unhang.Do(func() { close(hang) })
+	t.Setenv("SERVICE_URL", service.URL)
+	m, bundle := compile(`wf 1
+workflow fetch {
+  conversation = true
+  flow {
+    top: http GET "<<env('SERVICE_URL')>>" -> $got
+    say "fetched"
+    wait: suspend
+    goto top
+  }
+}
+`)
+	dir := t.TempDir()
+	k := store.Key{Scope: "default", Workflow: "fetch", Thread: "t1"}
+	first := startProcess(t, dir, m, bundle)
+	go func() {
+		resp, err := http.Post(first.srv.URL+"/agui/workflows/fetch", "application/json",
+			strings.NewReader(`{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`))
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-entered
+	first.crash()
+
+	next := startProcess(t, dir, m, bundle)
+	defer next.stop()
+	<-entered // the resumed run calls the service again, and waits
+	resp, err := http.Post(next.srv.URL+"/agui/cancel", "application/json", strings.NewReader(`{"threadId":"t1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	json.NewDecoder(resp.Body).Decode(&c)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || c["status"] != "cancelled" || c["runId"] != "r1" {
+		t.Errorf("cancel of the resumed run: %d %v", resp.StatusCode, c)
+	}
+	r, err := next.st.Run(context.Background(), k, "r1")
+	if err != nil || r.Status != store.Cancelled {
+		t.Errorf("run r1: %s, %v; want cancelled", r.Status, err)
+	}
+	// The first host's run still waits in its call: let it end.
+	unhang.Do(func() { close(hang) })
+	first.h.Shutdown(context.Background())
+}

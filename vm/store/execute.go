@@ -232,16 +232,17 @@ func newJournal(ctx context.Context, st Store, lease Lease, run Run, hash string
 // lease and releases it if Begin took it. The thread is returned as the
 // run left it, without its frame and deltas.
 func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
-	return t.run(ctx, false)
+	return t.run(ctx, nil)
 }
 
-// run is Run; with leave, a run that ctx cancels is left as it is in the
-// store, running, for recovery to go on with at the next start.
-func (t *Turn) run(ctx context.Context, leave bool) (vm.Outcome, Thread, error) {
+// run is Run; a run that stop (the process's context) cancels is left as
+// it is in the store, running, for recovery to go on with at the next
+// start, while one that ctx alone cancels ends cancelled. stop may be nil.
+func (t *Turn) run(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 	defer t.end(context.WithoutCancel(ctx))
 	o := t.m.Run(ctx, t.f, t.resume, t.j.observer())
-	if leave && o.Status == vm.Cancelled && ctx.Err() != nil {
-		return o, t.j.Thread(), ctx.Err()
+	if stop != nil && o.Status == vm.Cancelled && stop.Err() != nil {
+		return o, t.j.Thread(), stop.Err()
 	}
 	if err := t.j.Finish(t.f, o); err != nil {
 		return o, t.j.Thread(), err

@@ -32,6 +32,28 @@ type Recovered struct {
 type Recovery struct {
 	st     Store
 	claims []*claim
+
+	mu      sync.Mutex
+	running map[Key]recovering // the runs being resumed, by thread
+}
+
+// recovering is a run Resume is resuming: its id, and what cancels it.
+type recovering struct {
+	runID  string
+	cancel context.CancelFunc
+}
+
+// Cancel cancels run runID of the thread if Resume is resuming it, and
+// reports whether it was: the run ends cancelled, as a run a client
+// cancels does (a cancel request, Store.OnCancel).
+func (rec *Recovery) Cancel(key Key, runID string) bool {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	r, ok := rec.running[key]
+	if ok && r.runID == runID {
+		r.cancel()
+	}
+	return ok && r.runID == runID
 }
 
 // claim is one thread's runs to recover: the one running first, if any,
@@ -181,11 +203,22 @@ func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done 
 					return // the rest stay for the next start
 				}
 				res := Recovered{Run: r}
-				if r.Status == Queued {
-					res.Outcome, res.Err = startQueued(ctx, rec.st, c.lease, r, load)
-				} else {
-					res.Outcome, res.Err = recoverRun(ctx, rec.st, c.lease, r, load)
+				runCtx, cancel := context.WithCancel(ctx)
+				rec.mu.Lock()
+				if rec.running == nil {
+					rec.running = map[Key]recovering{}
 				}
+				rec.running[r.Key] = recovering{runID: r.ID, cancel: cancel}
+				rec.mu.Unlock()
+				if r.Status == Queued {
+					res.Outcome, res.Err = startQueued(ctx, runCtx, rec.st, c.lease, r, load)
+				} else {
+					res.Outcome, res.Err = recoverRun(ctx, runCtx, rec.st, c.lease, r, load)
+				}
+				rec.mu.Lock()
+				delete(rec.running, r.Key)
+				rec.mu.Unlock()
+				cancel()
 				mu.Lock()
 				out = append(out, res)
 				mu.Unlock()
@@ -211,8 +244,9 @@ func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, loa
 }
 
 // startQueued starts a queued run under the thread's lease, with the
-// input it was queued with.
-func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+// input it was queued with. runCtx, a child of ctx, cancels the run alone:
+// it ends cancelled; ctx (the process's) leaves it for the next start.
+func startQueued(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
 	var in queuedInput
 	if err := json.Unmarshal(r.Input, &in); err != nil {
 		return vm.Outcome{}, fmt.Errorf("the input of queued run %s: %w", r.ID, err)
@@ -236,12 +270,14 @@ func startQueued(ctx context.Context, st Store, lease Lease, r Run, load Loader)
 	if err != nil {
 		return vm.Outcome{}, err
 	}
-	o, _, err := t.run(ctx, true)
+	o, _, err := t.run(runCtx, ctx)
 	return o, err
 }
 
 // recoverRun resumes a run a crash left running, under the thread's lease.
-func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+// runCtx, a child of ctx, cancels the run alone: it ends cancelled; ctx
+// (the process's) leaves it running for the next start.
+func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
 	held := context.WithoutCancel(ctx)
 	th, err := st.Thread(ctx, r.Key)
 	if err != nil {
@@ -285,7 +321,7 @@ func recoverRun(ctx context.Context, st Store, lease Lease, r Run, load Loader) 
 		f.Track()
 		j.undo = func(seq int64) ([]byte, error) { return undoTo(th, in.Deltas, seq) }
 	}
-	o := m.Run(ctx, f, resume, j.observer())
+	o := m.Run(runCtx, f, resume, j.observer())
 	if o.Status == vm.Cancelled && ctx.Err() != nil {
 		// Stopped with the process: the next start goes on from the last
 		// save, as after a crash.
