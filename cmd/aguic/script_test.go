@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/aguic/aguic/internal/golden"
+	"github.com/aguic/aguic/internal/pgtest"
 )
 
 func TestMain(m *testing.M) {
@@ -38,7 +41,27 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			// A script that needs PostgreSQL ([postgres]) gets a schema of
+			// its own, in $STORE.
+			if url := os.Getenv(pgtest.Env); url != "" {
+				schema, err := pgtest.Create(url, "script_"+filepath.Base(env.WorkDir))
+				if err != nil {
+					return err
+				}
+				env.Defer(func() {
+					if err := pgtest.Drop(url, schema); err != nil {
+						env.T().Log(err)
+					}
+				})
+				env.Setenv("STORE", withSchema(url, schema))
+			}
 			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return os.Getenv(pgtest.Env) != "", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"diagjson":   cmdDiagJSON,
@@ -46,6 +69,18 @@ func TestScript(t *testing.T) {
 			"jsonserver": cmdJSONServer,
 		},
 	})
+}
+
+// withSchema adds the schema to a PostgreSQL URL, as --store reads it.
+func withSchema(raw, schema string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // cmdDiagJSON checks that a file (stdout, usually) holds a JSON array of n

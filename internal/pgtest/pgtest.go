@@ -16,6 +16,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -45,11 +46,28 @@ func URL(t testing.TB) string {
 func Schema(t testing.TB) string {
 	t.Helper()
 	url := URL(t)
-	name := schemaName(t.Name())
-	ident := pgx.Identifier{name}.Sanitize()
-	exec(t, url, "CREATE SCHEMA "+ident)
-	t.Cleanup(func() { exec(t, url, "DROP SCHEMA IF EXISTS "+ident+" CASCADE") })
+	name, err := Create(url, t.Name())
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := Drop(url, name); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
 	return name
+}
+
+// Create creates a schema with a name of its own, made from hint, on the
+// server at url, for what is not a Go test (a script, say); Drop drops it.
+func Create(url, hint string) (string, error) {
+	name := schemaName(hint)
+	return name, run(url, "CREATE SCHEMA "+pgx.Identifier{name}.Sanitize())
+}
+
+// Drop drops a schema Create made, with everything in it.
+func Drop(url, name string) error {
+	return run(url, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE")
 }
 
 // schemaName is "test_", the test's name in lower-case letters, digits
@@ -74,19 +92,17 @@ func schemaName(test string) string {
 	return "test_" + name + "_" + hex.EncodeToString(suffix[:])
 }
 
-// exec runs one statement on a connection of its own, failing the test
-// when it fails.
-func exec(t testing.TB, url, sql string) {
-	t.Helper()
-	// Not t.Context(): it is done before the cleanups run.
+// run runs one statement on a connection of its own.
+func run(url, sql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
-		t.Fatalf("pgtest: connect to %s: %v", Env, err)
+		return fmt.Errorf("connect to %s: %w", Env, err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, sql); err != nil {
-		t.Fatalf("pgtest: %s: %v", sql, err)
+		return fmt.Errorf("%s: %w", sql, err)
 	}
+	return nil
 }
