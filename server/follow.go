@@ -27,7 +27,7 @@ import (
 
 // followPoll is how often a follower reads the store again when no change
 // was announced: a safety net, since every change wakes it at once.
-const followPoll = 2 * time.Second
+const followPoll = 10 * time.Second
 
 // followPage is how many events a follower reads at a time.
 const followPage = 500
