@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
@@ -419,5 +420,51 @@ func TestCancelStrandedRun(t *testing.T) {
 	}
 	if got := text(turn("r3", "two")); got != "Turn 2: two\n" {
 		t.Errorf("the next turn streamed %q", got)
+	}
+}
+
+// TestHandOverAtShutdown: a server that shares its store with others
+// hands the runs still in progress at the end of its grace over to them:
+// each stops where it is, its lease free, and recovery goes on with it.
+func TestHandOverAtShutdown(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	srv, err := server.New(server.Config{Machine: e.machine(t), Store: e.store, Logger: discardLogger(), Owner: "leaving", HandOver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	leaving := &replica{e: e, http: hs}
+	resp := leaving.do(http.MethodPost, "/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel() // no grace
+	srv.Shutdown(ctx)
+	evs := e.stream(resp)
+	if end := last(evs); end["type"] != "RUN_ERROR" || end["code"] != "handed_over" || !strings.Contains(str(end["message"]), "/agui/threads/busy/runs/r1/events") {
+		t.Errorf("the stream of a run handed over ended with %v", end)
+	}
+	k := store.Key{Scope: "default", Workflow: "slow", Thread: "busy"}
+	if r, err := e.store.Run(t.Context(), k, "r1"); err != nil || r.Status != store.Running {
+		t.Errorf("run r1 after the hand-over: %s, %v; want still running, for recovery", r.Status, err)
+	}
+	keys, err := e.store.Stranded(t.Context(), 10)
+	if err != nil || len(keys) != 1 || keys[0] != k {
+		t.Fatalf("stranded threads after the hand-over: %v, %v; want the run's", keys, err)
+	}
+	// Another process takes it over and finishes it.
+	b.release()
+	rec, err := store.Claim(t.Context(), e.store, "other", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := rec.Resume(t.Context(), func(context.Context, string) (*vm.Machine, error) { return e.machine(t), nil }, 1, nil)
+	rec.Release(t.Context())
+	if len(out) != 1 || out[0].Err != nil || out[0].Outcome.Status != vm.Finished {
+		t.Fatalf("the recovery of the run handed over: %+v", out)
+	}
+	if got := text(e.stream(e.get("/agui/threads/busy/runs/r1/events"))); got != "Fetching.\nFetched ok.\n" {
+		t.Errorf("the run handed over, followed to its end, said %q", got)
 	}
 }

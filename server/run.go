@@ -416,7 +416,7 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	// that its client hears from it.
 	ack := time.AfterFunc(ackDelay, func() { turn.Sync() })
 	defer ack.Stop()
-	o, _, err := turn.Run(r.ctx)
+	o, _, err := turn.RunUntil(r.ctx, s.handing)
 	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
 	s.forget(r)
 	r.mu.Lock()
@@ -426,6 +426,12 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	}
 	r.mu.Unlock()
 	now := s.now()
+	if err != nil && s.handing.Err() != nil && errors.Is(err, s.handing.Err()) {
+		// Handed over: the run goes on in another process.
+		r.pushEvent(0, agui.RunError(fmt.Sprintf("the server stopped; another replica goes on with the run: follow it at %s/threads/%s/runs/%s/events", s.base, r.threadID, r.id), "handed_over"), true)
+		s.log.Info("run handed over", "workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id)
+		return
+	}
 	r.pushEvent(0, terminal(r.threadID, r.id, o, err, r.usage), true)
 	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}
 	switch {

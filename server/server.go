@@ -74,6 +74,15 @@ type Config struct {
 	LeaseTTL time.Duration
 	Logger   *slog.Logger // default slog.Default()
 	Now      func() time.Time
+	// HandOver: at the end of Shutdown's grace, the runs still in progress
+	// are handed over to the other processes that share the store, not
+	// cancelled: each stops where it is, as in a crash, and another
+	// process resumes it from its last save at once (its thread's lease
+	// is released). Their streams end with RUN_ERROR, code "handed_over",
+	// whose message says where to follow the run. For a store several
+	// processes share; with one process, the runs would wait for the next
+	// start.
+	HandOver bool
 	// NodeLifecycle streams the lifecycle of every node of a run's main
 	// flow as the activity "graph.node.lifecycle", so a UI can highlight
 	// the node that runs; live only, never stored. Off by default.
@@ -122,6 +131,10 @@ type Server struct {
 	// deadline).
 	runCtx context.Context
 	stop   context.CancelFunc
+	// handing is cancelled, before runCtx, when Shutdown hands the runs in
+	// progress over to the other processes (Config.HandOver).
+	handing  context.Context
+	handOver context.CancelFunc
 
 	frames *store.Frames // the frames of the threads that ran last
 
@@ -223,6 +236,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.runCtx, s.stop = context.WithCancel(context.Background())
+	s.handing, s.handOver = context.WithCancel(context.Background())
 	// A cancel request may come from another process that shares the
 	// store: it cancels the run if this process executes it.
 	s.stopCancels = cfg.Store.OnCancel(s.cancelLocal)
@@ -241,8 +255,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Shutdown stops accepting runs and waits until the runs in progress end
 // or ctx is done; then it cancels them, so each ends with its terminal
-// event, and waits for them to save their outcome. It returns ctx.Err()
-// when it had to cancel runs.
+// event, and waits for them to save their outcome (with Config.HandOver,
+// it hands them over to the other processes instead). It returns
+// ctx.Err() when it had to stop runs.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing = true
@@ -258,6 +273,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.stop()
 		return nil
 	case <-ctx.Done():
+	}
+	if s.cfg.HandOver {
+		s.handOver()
 	}
 	s.stop()
 	<-done

@@ -91,7 +91,10 @@ SIGINT or SIGTERM stops the server gracefully: it stops accepting runs,
 lets the runs in progress finish for up to 30 seconds, then cancels them;
 each cancelled run still sends its terminal event to its open streams
 (they get a few more seconds for it) before the server closes them and
-exits with status 0. A second signal ends it at once; the runs it cuts
+exits with status 0. With --store, the runs still in progress then are not
+cancelled but handed over: each stops where it is and another replica goes
+on with it from its last save at once; their streams end with RUN_ERROR,
+code handed_over, which says where to follow the run. A second signal ends it at once; the runs it cuts
 short resume from their last saved node at the next start.`,
 		examples: `
 # Serve the examples with scripted model answers, on 127.0.0.1:8080.
@@ -296,6 +299,9 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 			BasePath: o.basePath,
 			Deadline: o.deadline,
 			LeaseTTL: o.leaseTTL,
+			// With other replicas on the database, a run still in
+			// progress when the grace ends goes on in one of them.
+			HandOver: o.where.shared(),
 
 			NodeLifecycle: o.nodeEvents,
 

@@ -235,6 +235,14 @@ func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
 	return t.run(ctx, nil)
 }
 
+// RunUntil is Run, but a run that stops because stop is done (and ctx
+// with it) is left as it is in the store, running, without its end: it
+// goes on from its last save when recovery resumes it, in this process
+// or another that shares the store. Run returns stop's error then.
+func (t *Turn) RunUntil(ctx, stop context.Context) (vm.Outcome, Thread, error) {
+	return t.run(ctx, stop)
+}
+
 // run is Run; a run that stop (the process's context) cancels is left as
 // it is in the store, running, for recovery to go on with at the next
 // start, while one that ctx alone cancels ends cancelled. stop may be nil.
