@@ -107,9 +107,9 @@ type Host struct {
 	recovering   sync.WaitGroup
 	// resuming are the recoveries in progress: a cancel request for a run
 	// they resume reaches it through them.
-	resumingMu  sync.Mutex
-	resuming    map[*store.Recovery]bool
-	stopCancels func()
+	resumingMu   sync.Mutex
+	resuming     map[*store.Recovery]bool
+	stopCancels  func()
 	stopMaintain context.CancelFunc
 	maintained   []<-chan struct{}
 	shutdown     sync.Once

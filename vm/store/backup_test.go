@@ -631,4 +631,3 @@ func FuzzBackupRecords(f *testing.F) {
 		}
 	})
 }
-
