@@ -69,59 +69,6 @@ func fill(t *testing.T, s store.Store, k store.Key, n, batch int) store.Thread {
 	return th
 }
 
-// TestBackupLongThread: a thread of 100,000 events backs up and restores
-// whole, and its backup cut short leaves the store empty however many
-// rows the restore wrote before it failed.
-func TestBackupLongThread(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 100,000 events")
-	}
-	ctx := t.Context()
-	src := open(t, pgtest.Schema(t))
-	defer src.Close()
-	k := store.Key{Scope: "acme", Workflow: "chat", Thread: "long"}
-	const n = 100_000
-	fill(t, src, k, n, 2000)
-	var backup bytes.Buffer
-	if err := src.Backup(ctx, &backup); err != nil {
-		t.Fatal(err)
-	}
-
-	dst := open(t, pgtest.Schema(t))
-	defer dst.Close()
-	cut := backup.Bytes()[:backup.Len()*9/10]
-	if err := dst.Restore(ctx, bytes.NewReader(cut)); !errors.Is(err, store.ErrMalformedBackup) {
-		t.Fatalf("Restore of the backup cut short: got %v, want ErrMalformedBackup", err)
-	}
-	if _, err := dst.Thread(ctx, k); !errors.Is(err, store.ErrNotFound) {
-		t.Fatalf("Thread after a failed restore: got %v, want ErrNotFound", err)
-	}
-	if err := dst.Restore(ctx, bytes.NewReader(backup.Bytes())); err != nil {
-		t.Fatal(err)
-	}
-	th, err := dst.Thread(ctx, k)
-	if err != nil || th.FirstSeq != 1 || th.LastSeq != n {
-		t.Fatalf("the restored thread: FirstSeq %d, LastSeq %d, %v; want 1 and %d", th.FirstSeq, th.LastSeq, err, n)
-	}
-	for _, after := range []uint64{0, n / 2, n - 3} {
-		want, err := src.Events(ctx, k, after, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := dst.Events(ctx, k, after, 3)
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("Events after %d: got %v (%v), want %v", after, got, err, want)
-		}
-	}
-	var again bytes.Buffer
-	if err := dst.Backup(ctx, &again); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(again.Bytes(), backup.Bytes()) {
-		t.Errorf("the backup of the restored store (%d bytes) differs from the one it was restored from (%d bytes)", again.Len(), backup.Len())
-	}
-}
-
 // snapshot is a Sink that records what a Dump gives of the threads, and
 // calls pause once, at the first thread.
 type snapshot struct {
