@@ -83,6 +83,15 @@ func (o *outbox) add(k store.Key) {
 	o.signal()
 }
 
+// addAll queues a change of every thread.
+func (o *outbox) addAll() {
+	o.mu.Lock()
+	o.all = true
+	clear(o.keys)
+	o.mu.Unlock()
+	o.signal()
+}
+
 func (o *outbox) signal() {
 	select {
 	case o.ready <- struct{}{}:
@@ -123,6 +132,14 @@ func (o *outbox) putBack(keys []store.Key, all bool) {
 func (s *Store) changed(k store.Key) {
 	s.hub.Changed(k)
 	s.notes.add(k)
+}
+
+// changedAll wakes every watcher in this process, and queues the
+// notification that wakes those of the others: any thread may have
+// changed.
+func (s *Store) changedAll() {
+	s.hub.ChangedAll()
+	s.notes.addAll()
 }
 
 // payload encodes a notification.

@@ -130,6 +130,44 @@
 // the database's clock: of concurrent callers, in any process, exactly
 // one finds the period over.
 //
+// # Backup
+//
+// Backup and Restore write and read the backup format of package store
+// (store.WriteBackup over Dump, store.ReadBackup into Load): a backup of
+// this store restores into a Badger store and the other way round, and
+// store.Copy copies between them (backup.go).
+//
+// Dump reads in one REPEATABLE READ, READ ONLY transaction: everything it
+// gives is as of its first statement, while commits go on beside it and
+// do not wait for it. It reads in pages, by key (sources by hash, 16 at a
+// time; threads by key, byte order, 100 at a time with their frames and
+// deltas; each thread's events from FirstSeq to LastSeq, 1,000 at a
+// time; its runs by id, 100 at a time; the first page of a thread's
+// events and of its runs in one round trip), and reads each page whole
+// before the sink sees it: it holds one page, and a slow writer of the
+// backup makes no statement run long (the transaction lifts the server's
+// idle_in_transaction_session_timeout; ctx bounds it). The snapshot holds
+// back the removal of dead rows (VACUUM) while it lasts.
+//
+// Load writes in one transaction. It first locks the tables threads and
+// sources (SHARE ROW EXCLUSIVE), which waits for the writes under way and
+// makes every write to them wait for it, in every process: another Load,
+// an Acquire that would create a thread, a PutSource, a Release (each up
+// to its statement timeout); reads go on, and see the store empty until
+// the Load commits. Then it checks that neither table has a row: a store
+// whose threads were all deleted is empty, since a deletion leaves
+// nothing of its thread. It buffers the rows as the items come and writes
+// them with COPY, 5,000 rows or 4 MiB at a time; each thread has a new id
+// from the identity column's sequence, so no id is ever reused, and COPY
+// writes it into the column. The restored threads have no lease (no
+// owner, token 0), and lease_tokens never goes back: every token granted
+// after the restore is above every one granted before it. When fill
+// fails, the sink fails (a key too long for its index, a string with a
+// NUL byte, which text cannot hold) or ctx is done, the transaction rolls
+// back, and the store is as empty and usable as before. After its commit
+// Load wakes every watcher, in this process and in the others. Times keep
+// microseconds: those of a Badger store's backup lose their nanoseconds.
+//
 // # Errors
 //
 // Every error names the operation and the thread. A connection that

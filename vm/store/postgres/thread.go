@@ -21,14 +21,15 @@ const threadColumns = `t.scope, t.workflow, t.thread, t.status, t.hash, t.wait, 
 	(SELECT f.frame FROM frames f WHERE f.thread_id = t.id),
 	CASE WHEN t.deltas > 0 THEN (SELECT array_agg(d.data ORDER BY d.n) FROM deltas d WHERE d.thread_id = t.id) END`
 
-// scanThread reads a row of threadColumns.
-func scanThread(row pgx.Row) (store.Thread, error) {
+// scanThread reads a row of threadColumns, and then the columns after
+// them into more.
+func scanThread(row pgx.Row, more ...any) (store.Thread, error) {
 	var th store.Thread
 	var status string
 	var wakeAt *time.Time
 	var lastSeq, firstSeq, version int64
-	err := row.Scan(&th.Scope, &th.Workflow, &th.Thread, &status, &th.Hash, &th.Wait, &wakeAt, &th.RunID,
-		&lastSeq, &firstSeq, &version, &th.Created, &th.Updated, &th.Frame, &th.Deltas)
+	err := row.Scan(append([]any{&th.Scope, &th.Workflow, &th.Thread, &status, &th.Hash, &th.Wait, &wakeAt, &th.RunID,
+		&lastSeq, &firstSeq, &version, &th.Created, &th.Updated, &th.Frame, &th.Deltas}, more...)...)
 	th.Status = store.Status(status)
 	th.WakeAt = fromOptTime(wakeAt)
 	th.LastSeq, th.FirstSeq, th.Version = uint64(lastSeq), uint64(firstSeq), uint64(version)
