@@ -41,19 +41,21 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
-			// A script that needs PostgreSQL ([postgres]) gets a schema of
-			// its own, in $STORE.
+			// A script that needs PostgreSQL ([postgres]) gets three schemas
+			// of its own, in $STORE, $STORE2 and $STORE3.
 			if url := os.Getenv(pgtest.Env); url != "" {
-				schema, err := pgtest.Create(url, "script_"+filepath.Base(env.WorkDir))
-				if err != nil {
-					return err
-				}
-				env.Defer(func() {
-					if err := pgtest.Drop(url, schema); err != nil {
-						env.T().Log(err)
+				for _, v := range []string{"STORE", "STORE2", "STORE3"} {
+					schema, err := pgtest.Create(url, "script_"+filepath.Base(env.WorkDir))
+					if err != nil {
+						return err
 					}
-				})
-				env.Setenv("STORE", withSchema(url, schema))
+					env.Defer(func() {
+						if err := pgtest.Drop(url, schema); err != nil {
+							env.T().Log(err)
+						}
+					})
+					env.Setenv(v, withSchema(url, schema))
+				}
 			}
 			return nil
 		},
