@@ -24,6 +24,10 @@
 // their leases expired; TakeTask lets one process of many do a periodic
 // task. A store that one process owns (Badger) implements these within
 // the process, with a Hub.
+//
+// Every store backs up to, and restores from, one portable format
+// (backup.go, backupformat.go): a backup of one kind of store restores
+// into another.
 package store
 
 import (

@@ -22,9 +22,11 @@
 // loses none of it. Options.SyncWrites makes every write sync before it
 // returns instead.
 //
-// Beyond store.Store, a Store streams online backups (Backup), restores them
-// into an empty store (Restore) and reclaims value-log space (RunGC,
-// StartGC). The layout of keys and records is versioned: Open refuses a
+// Beyond store.Store, a Store streams online backups in the portable format
+// (Backup, over Dump), restores them into an empty store (Restore, over
+// Load; backups of format 1, Badger's own stream, too), turns a backup of
+// format 1 into the portable format (Convert) and reclaims value-log space
+// (RunGC, StartGC). The layout of keys and records is versioned: Open refuses a
 // directory written in another format.
 package badger
 

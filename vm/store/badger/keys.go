@@ -33,8 +33,9 @@ import (
 // be confused whatever bytes the names hold. Statuses in the run index are
 // encoded the same way.
 //
-// gen is the generation of a thread: a number, unique over the store's
-// life, that the thread gets when it is created. Events and the run index
+// gen is the generation of a thread: a number that the thread gets when it
+// is created, larger than every generation before it (the threads a
+// restore loads share one). Events and the run index
 // carry it so that a thread deleted and created again under the same key
 // never sees, and never loses, the events of its previous life while those
 // are still being removed.

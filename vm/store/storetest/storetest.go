@@ -51,6 +51,11 @@
 //     Cancel calls every OnCancel handler; TakeTask grants a task once
 //     per period.
 //
+// RunBackup checks the portable backup (store.WriteBackup, ReadBackup,
+// Copy) of a store that is a store.Dumper and a store.Restorer: round trips
+// field by field, while serving, into another kind of store, and damaged,
+// cancelled or refused restores that leave the destination empty.
+//
 // RunReopen checks durability: everything committed (sources, threads,
 // events with their flags, runs, the status index, lease tokens) is there
 // after Close and a new open on the same directory; sequence numbers and
