@@ -60,13 +60,7 @@ workflow fetch {
 
 	// The first process: the turn starts, calls the service and hangs.
 	first := startProcess(t, dir, m, bundle)
-	go func() {
-		resp, err := http.Post(first.srv.URL+"/agui/workflows/fetch", "application/json",
-			strings.NewReader(`{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`))
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	first.post("fetch", `{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`)
 	waitFor(t, "the turn to be running", func() bool {
 		th, err := first.st.Thread(context.Background(), k)
 		return err == nil && th.Status == store.Running
@@ -121,6 +115,18 @@ func startProcess(t *testing.T, dir string, m *vm.Machine, bundle []byte) *proce
 		t.Fatal(err)
 	}
 	return &process{st: st, h: h, srv: httptest.NewServer(h.Handler())}
+}
+
+// post sends a run request to the workflow in the background; its stream
+// is read and dropped.
+func (p *process) post(workflow, body string) {
+	go func() {
+		resp, err := http.Post(p.srv.URL+"/agui/workflows/"+workflow, "application/json", strings.NewReader(body))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
 }
 
 // stop stops the process gracefully.
@@ -288,13 +294,7 @@ workflow fetch {
 	dir := t.TempDir()
 	k := store.Key{Scope: "default", Workflow: "fetch", Thread: "t1"}
 	first := startProcess(t, dir, m, bundle)
-	go func() {
-		resp, err := http.Post(first.srv.URL+"/agui/workflows/fetch", "application/json",
-			strings.NewReader(`{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`))
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
+	first.post("fetch", `{"threadId":"t1","runId":"r1","messages":[{"id":"m1","role":"user","content":"tea"}]}`)
 	<-entered
 	first.crash()
 

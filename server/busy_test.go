@@ -126,19 +126,8 @@ func TestBusyEnqueue(t *testing.T) {
 			t.Errorf("turn %d: outcome %v", i+1, o)
 		}
 	}
-	evs, err := e.store.Events(context.Background(), k, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var order []string
-	for _, se := range evs {
-		ev, _ := se.Decode()
-		if ev.Type == vm.TextContent && strings.HasPrefix(ev.Delta, "done ") {
-			order = append(order, strings.TrimPrefix(ev.Delta, "done "))
-		}
-	}
-	if fmt.Sprint(order) != "[one two three]" {
-		t.Errorf("the thread's turns ran in the order %v", order)
+	if order := doneOrder(t, e, k.Workflow); order != "[one two three]" {
+		t.Errorf("the thread's turns ran in the order %s", order)
 	}
 	if queued, _, _ := e.store.Runs(context.Background(), store.Queued, store.Page{}); len(queued) != 0 {
 		t.Errorf("runs still queued: %+v", queued)
