@@ -687,12 +687,13 @@ func TestHTTP(t *testing.T) {
 		},
 		{
 			name: "a timeout per try",
-			flow: `http GET "<<$input.url>>" { timeout = "20ms"; retry = 1; backoff = "1ms..1ms" } -> $r`,
+			// Long enough for each try to reach the server on a busy machine.
+			flow: `http GET "<<$input.url>>" { timeout = "250ms"; retry = 1; backoff = "1ms..1ms" } -> $r`,
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				<-r.Context().Done() // until the client gives up
 			},
 			tries:   2,
-			wantErr: `timeout: http GET <url>: no response within 20ms (after 2 tries)`,
+			wantErr: `timeout: http GET <url>: no response within 250ms (after 2 tries)`,
 		},
 		{
 			name: "a body that is too large",
