@@ -86,7 +86,7 @@ func (s *Server) registerHistory() {
 			},
 		},
 		MaxBodyBytes: s.cfg.BodyLimit,
-		Errors:       []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
+		Errors:       []int{http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable},
 	}, func(ctx context.Context, in *historyInput) (*huma.StreamResponse, error) {
 		req := in.Body
 		if req.WorkflowID != "" && req.WorkflowName != "" {

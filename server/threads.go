@@ -177,7 +177,7 @@ func (s *Server) registerThreads() {
 
 	cancelOp := op(http.MethodPost, "cancel", b+"/cancel", "Cancel a run",
 		"Cancels the run in progress on the request's thread (threadId, and forwardedProps.aguic.workflowId or .workflowName when threads of several workflows have that id): its stream ends with RUN_FINISHED, outcome cancelled. Answers once the run has ended; 404 when nothing runs on the thread.",
-		http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType)
+		http.StatusBadRequest, http.StatusNotFound, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType, http.StatusServiceUnavailable)
 	cancelOp.MaxBodyBytes = s.cfg.BodyLimit
 	huma.Register(s.api, cancelOp,
 		func(ctx context.Context, in *cancelInput) (*cancelOutput, error) {
@@ -198,14 +198,14 @@ func (s *Server) registerThreads() {
 
 	huma.Register(s.api, op(http.MethodPost, "interruptThread", b+"/threads/{threadId}/interrupt", "Interrupt a thread",
 		"Cancels the run in progress on the thread, as POST {base}/cancel does; 404 when nothing runs on it.",
-		http.StatusBadRequest, http.StatusNotFound),
+		http.StatusBadRequest, http.StatusNotFound, http.StatusServiceUnavailable),
 		func(ctx context.Context, in *threadQuery) (*cancelOutput, error) {
 			return s.cancelRun(ctx, in.ThreadID, in.WorkflowID, queryField)
 		})
 
 	replayOp := op(http.MethodGet, "replay", b+"/threads/{threadId}/replay", "Replay a thread's events",
 		"The thread's stored events after the cursor, as server-sent events whose ids are the cursors to continue from; events hidden from replay are left out. 400 for a malformed cursor, 410 when the events after it were removed.",
-		http.StatusBadRequest, http.StatusNotFound, http.StatusGone)
+		http.StatusBadRequest, http.StatusNotFound, http.StatusGone, http.StatusServiceUnavailable)
 	replayOp.Responses = map[string]*huma.Response{"200": {
 		Description: "Stored AG-UI events, each frame `id: <seq>` and `data: <event JSON>`.",
 		Content:     map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString}}},
@@ -214,7 +214,7 @@ func (s *Server) registerThreads() {
 
 	huma.Register(s.api, op(http.MethodGet, "threadMessages", b+"/threads/{threadId}/messages", "A thread's messages",
 		"The thread's history as AG-UI messages, reduced from its stored events, a page at a time.",
-		http.StatusBadRequest, http.StatusNotFound),
+		http.StatusBadRequest, http.StatusNotFound, http.StatusServiceUnavailable),
 		s.messages)
 }
 
