@@ -219,6 +219,24 @@ func (c *crashCluster) up() (up, down []int) {
 	return up, down
 }
 
+// waitUp waits until at least n slots are up, and returns them.
+func (c *crashCluster) waitUp(ctx context.Context, n int) []int {
+	for {
+		c.mu.Lock()
+		ch := c.changed
+		c.mu.Unlock()
+		up, _ := c.up()
+		if len(up) >= n {
+			return up
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return up
+		}
+	}
+}
+
 // endRound counts a kill round done.
 func (c *crashCluster) endRound() {
 	c.mu.Lock()
