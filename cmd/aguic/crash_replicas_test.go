@@ -60,6 +60,12 @@ func replicaStore(t *testing.T, poolMax int) string {
 func openReplicaStore(t *testing.T, storeURL string) *postgres.Store {
 	t.Helper()
 	connect, schema := splitSchema(storeURL)
+	if u, err := url.Parse(connect); err == nil {
+		q := u.Query()
+		q.Set("pool_max_conns", "2") // the test reads little
+		u.RawQuery = q.Encode()
+		connect = u.String()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := postgres.Open(ctx, postgres.Options{URL: connect, Schema: schema, Logger: slog.New(slog.DiscardHandler)})
@@ -461,9 +467,10 @@ func TestKilledReplicaRecovered(t *testing.T) {
 	type conv struct {
 		th      *crashThread
 		tr      *crashTurn
-		started chan struct{} // closed at RUN_STARTED
+		started chan struct{} // closed at the first event
+		first   crashEvent    // set once started is closed
 		done    chan struct{} // closed once the stream ended or broke
-		events  []crashEvent
+		events  []crashEvent  // read once done is closed
 		err     error
 	}
 	convs := make([]*conv, n)
@@ -480,10 +487,11 @@ func TestKilledReplicaRecovered(t *testing.T) {
 			defer resp.Body.Close()
 			once := sync.OnceFunc(func() { close(cv.started) })
 			cv.err = readCrashStream(resp.Body, func(e crashEvent) {
-				cv.events = append(cv.events, e)
-				if e.Type == "RUN_STARTED" {
+				if len(cv.events) == 0 {
+					cv.first = e
 					once()
 				}
+				cv.events = append(cv.events, e)
 			})
 			once()
 		}()
@@ -499,7 +507,8 @@ func TestKilledReplicaRecovered(t *testing.T) {
 	}
 	for _, cv := range convs {
 		<-cv.started
-		if len(cv.events) == 0 || cv.events[0].Type != "RUN_STARTED" {
+		if cv.first.Type != "RUN_STARTED" {
+			<-cv.done
 			t.Fatalf("%s: A's stream began with %s", cv.th.id, crashEvents(cv.events))
 		}
 	}
