@@ -645,6 +645,9 @@ func TestKilledReplicaRecovered(t *testing.T) {
 			tr.complete = true
 		}
 		resp.Body.Close()
+		if r, err := st.Run(guard, keys[i], tr.runID); err != nil || r.Status != store.Suspended {
+			t.Errorf("%s: the next turn's run record: %+v (%v), want it %s as the recovered one", cv.th.id, r, err, store.Suspended)
+		}
 		msgs = crashHistory(t, guard, client, b, cv.th)
 		if ps := checkCrashThread(cv.th, msgs, "suspended"); len(ps) > 0 {
 			t.Errorf("%s after its next turn: %v\nits history: %v", cv.th.id, ps, msgs)
