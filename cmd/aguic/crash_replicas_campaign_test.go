@@ -30,7 +30,7 @@ const (
 	replicaTurns   = 10                      // turns of each during the kills (one more comes after)
 	replicaRounds  = 10                      // kill rounds: one replica killed, sometimes two
 	replicaKillMin = 300 * time.Millisecond  // the shortest time between two rounds
-	replicaKillMax = 1200 * time.Millisecond //
+	replicaKillMax = 1200 * time.Millisecond // the longest
 	replicaDownMax = 800 * time.Millisecond  // the longest a killed replica stays down
 	// The longest the HTTP call of a turn takes to answer: longer than in
 	// the single-node campaign, so that more runs are in progress when a

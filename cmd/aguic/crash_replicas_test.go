@@ -27,9 +27,10 @@ import (
 // one PostgreSQL schema, killed with SIGKILL at random moments while the
 // others serve, their runs taken over by the others once their leases
 // expire. The clients, the turns and the checks are the single-node
-// campaign's (crash_test.go); this file adds the cluster of processes,
-// clients that follow a run whose stream broke on another replica, and
-// the store's view of the runs.
+// campaign's (crash_test.go). This file holds the cluster of processes,
+// the PostgreSQL plumbing and TestKilledReplicaRecovered, a small
+// deterministic takeover; crash_replicas_campaign_test.go holds the
+// campaign (TestCrashCampaignReplicas).
 
 // replicaLeaseTTL is the --lease-ttl of the replicas: short, so the runs
 // of a replica that died are taken over quickly (within a lease and the
