@@ -449,7 +449,7 @@ keep:
 	for _, by := range crashResumed(logs) {
 		resumed += len(by)
 	}
-	t.Logf("%d replicas, %d threads × %d turns (+1 at the end); %d kill rounds (%d of two replicas at once), %d processes killed in %v (and one more at the end), %d started; %d turns acknowledged, %d with a stream a kill broke, %d of them followed to their end on another replica (%d requests, %d of them broken by a kill); %d runs resumed by a replica that had not started them; requests sent again: %d refused, %d cut before RUN_STARTED, %d answered 409/503; %d cut turns found taken; whole test %v",
+	t.Logf("%d replicas, %d threads × %d turns (+1 at the end); %d kill rounds (%d of two replicas at once), %d processes killed in %v (and one more at the end), %d started; %d turns acknowledged, %d with a stream a kill broke, %d of them followed to their end on another replica (%d requests, %d of them broken by a kill); %d runs of killed processes resumed by another; requests sent again: %d refused, %d cut before RUN_STARTED, %d answered 409/503; %d cut turns found taken; whole test %v",
 		replicaCount, replicaThreads, replicaTurns, replicaRounds, doubles, cl.killed()-1, campaign.Round(time.Millisecond), len(logs),
 		acked, broken, followed, followRequests, followBroke, resumed, kinds["refused"], kinds["cut"], kinds["busy"], kinds["taken"], time.Since(c.begun).Round(time.Millisecond))
 	for _, m := range cl.moved() {
