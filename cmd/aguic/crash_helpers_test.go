@@ -104,6 +104,22 @@ func (p *crashProc) kill() {
 	<-p.exited
 }
 
+// crashServers is where the clients of a campaign send their requests:
+// one server process at a time (crashServer), or several replicas on one
+// store (crashCluster, crash_replicas_test.go). A generation names one
+// process: an answer that came from the address of a process that is gone
+// may come from another one that took its port since.
+type crashServers interface {
+	// current returns the URL of the process to send the next request to
+	// and its generation, waiting while there is none.
+	current(ctx context.Context) (url string, gen int, err error)
+	// stale reports whether the process of generation gen is gone.
+	stale(gen int) bool
+	// settle waits until the process of generation gen is gone or d
+	// passes.
+	settle(ctx context.Context, gen int, d time.Duration)
+}
+
 // crashServer is the one serve process of a campaign at a time, on one
 // data directory: the clients ask it for the URL of the live process,
 // and the killer replaces the process. Every process listens on a port

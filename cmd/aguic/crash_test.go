@@ -139,7 +139,7 @@ func (th *crashThread) newTurn() *crashTurn {
 
 // crashCampaign is the state the clients, the killer and the checks share.
 type crashCampaign struct {
-	srv    *crashServer
+	srv    crashServers
 	client *http.Client
 	begun  time.Time
 }
