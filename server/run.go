@@ -458,6 +458,8 @@ func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.Toke
 			code = "busy"
 		case errors.Is(err, store.ErrUnavailable):
 			code = codeUnavailable
+		case errors.Is(err, store.ErrLeaseLost):
+			code = "lease_lost"
 		}
 		e := agui.RunError(err.Error(), code)
 		e.Usage = usage

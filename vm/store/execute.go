@@ -62,6 +62,10 @@ type Turn struct {
 	f       *vm.Frame
 	resume  *vm.Resume
 	j       *Journal
+	// lost is done once the lease is lost: another process took the
+	// thread over, and the run stops where it is.
+	lost context.Context
+	lose context.CancelFunc
 }
 
 // ErrInterrupted is returned by Begin for a thread whose last run was cut
@@ -98,7 +102,8 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	}
 	held := context.WithoutCancel(ctx)
 	jl := t.lease // renewals change only the expiry, which commits do not check
-	t.stop = renew(held, st, &t.lease, ttl)
+	t.lost, t.lose = context.WithCancel(context.Background())
+	t.stop = renew(held, st, &t.lease, ttl, t.lose)
 	fail := func(err error) (*Turn, error) {
 		t.end(held)
 		return nil, err
@@ -248,9 +253,15 @@ func (t *Turn) RunUntil(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 // start, while one that ctx alone cancels ends cancelled. stop may be nil.
 func (t *Turn) run(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 	defer t.end(context.WithoutCancel(ctx))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(t.lost, cancel)()
 	o := t.m.Run(ctx, t.f, t.resume, t.j.observer())
 	if stop != nil && o.Status == vm.Cancelled && stop.Err() != nil {
 		return o, t.j.Thread(), stop.Err()
+	}
+	if t.lost.Err() != nil {
+		return o, t.j.Thread(), fmt.Errorf("run %s: another process took the thread over, its lease having expired; the run goes on there: %w", t.j.run.ID, ErrLeaseLost)
 	}
 	if err := t.j.Finish(t.f, o); err != nil {
 		return o, t.j.Thread(), err
@@ -260,6 +271,7 @@ func (t *Turn) run(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 
 func (t *Turn) end(ctx context.Context) {
 	t.stop()
+	t.lose()
 	if t.ownLock {
 		t.st.Release(ctx, t.lease)
 	}
@@ -298,11 +310,21 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 }
 
 // renew keeps the lease alive until stop is called.
-func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration) (stop func()) {
+// lost, when not nil, is called once the store says the lease is no longer
+// held (another process took it over after it expired): renewing it is
+// over.
+func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration, lost func()) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := every.Run(ctx, ttl/3, func() {
-		if nl, err := st.Renew(ctx, *l, ttl); err == nil {
+		nl, err := st.Renew(ctx, *l, ttl)
+		switch {
+		case err == nil:
 			*l = nl
+		case errors.Is(err, ErrLeaseLost):
+			if lost != nil {
+				lost()
+			}
+			cancel()
 		}
 	})
 	return func() {
