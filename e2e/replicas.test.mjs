@@ -16,6 +16,7 @@
 // that holds each request until the test opens its key, so a run is in
 // progress on a replica for as long as a test needs. Every frame read,
 // by the client or raw, is checked against @ag-ui/core's EventSchemas.
+// E2E_VERBOSE=1 shows what the replicas log, each line after its name.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -32,7 +33,6 @@ import {
 } from "./lib.mjs";
 
 const PG = process.env.AGUIC_TEST_POSTGRES;
-const dbg = (...a) => { if (process.env.E2E_VERBOSE) process.stderr.write(`[test] ${a.join(" ")}\n`); };
 
 if (!PG) {
   if (process.env.CI) {
@@ -142,6 +142,19 @@ function suite() {
     }
   };
   process.once("exit", killAll);
+  // Stopped from outside (Ctrl-C, a CI timeout), the file still drops
+  // what it made.
+  for (const signal of ["SIGINT", "SIGTERM"]) {
+    process.once(signal, () => {
+      killAll();
+      try {
+        psql(`SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } catch { /* as much as can be done */ }
+      rmSync(work, { recursive: true, force: true });
+      removeBuild();
+      process.exit(1);
+    });
+  }
 
   // Replica is one `aguic serve` process on the suite's store.
   class Replica {
@@ -214,7 +227,7 @@ function suite() {
     gate.server.close();
     proxies.forEach((p) => p.close());
     try {
-      psql(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      psql(`SET lock_timeout = '10s'; DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     } finally {
       rmSync(work, { recursive: true, force: true, maxRetries: 5 });
       removeBuild();
@@ -264,6 +277,18 @@ function suite() {
     return res.json();
   }
 
+  // textMessages is what a stream of text messages gives a client: the
+  // messages of its snapshot, then each text message it streams.
+  function textMessages(events) {
+    const messages = [];
+    for (const e of events) {
+      if (e.type === "MESSAGES_SNAPSHOT") messages.splice(0, messages.length, ...e.messages);
+      if (e.type === "TEXT_MESSAGE_START") messages.push({ id: e.messageId, role: e.role, content: "" });
+      if (e.type === "TEXT_MESSAGE_CONTENT") messages.find((m) => m.id === e.messageId).content += e.delta;
+    }
+    return messages;
+  }
+
   // turns is the conversation as the user's words and what was said,
   // one string a message.
   const turns = (messages) => messages.filter((m) => m.role === "user" || m.role === "assistant")
@@ -294,7 +319,11 @@ function suite() {
 
   // ---- the tests ---------------------------------------------------------
 
-  test("20 simultaneous turns on one thread across the replicas: one runs, 19 are refused with 409 and Retry-After", async () => {
+  // limit bounds each test, should a wait the tests do not bound hang: the
+  // test fails, and the cleanup still runs.
+  const limit = 120_000;
+
+  test("20 simultaneous turns on one thread across the replicas: one runs, 19 are refused with 409 and Retry-After", { timeout: limit }, async () => {
     const threadId = newID("thread");
     const answers = [];
     const runs = [];
@@ -351,7 +380,7 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("a cancel sent to another replica stops the run where it executes", async () => {
+  test("a cancel sent to another replica stops the run where it executes", { timeout: limit }, async () => {
     const threadId = newID("thread");
     const key = newID("k");
     const runId = newID("run");
@@ -387,26 +416,21 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("a run is followed live from other replicas, and resumed after a cursor", async () => {
+  test("a run is followed live from other replicas, and resumed after a cursor", { timeout: limit }, async () => {
     const threadId = newID("thread");
     const key = newID("k");
     const runId = newID("run");
     const own = send(agentOn(A, "gate", threadId), key, { runId });
-    dbg("sent");
     await gate.arrived(key);
-    dbg("arrived");
 
     // B follows the run, and replays the thread with follow, while it
     // waits on the gate: what it said so far is there before it ends.
     const followB = await follow(B, threadId, runId);
-    dbg("following");
     const head = await within(followB.until(saysStart(key)), 15_000, "the follower to read the run's start");
-    dbg("head");
     assert.equal(head[0].event.type, "RUN_STARTED");
     assert.equal(head[0].event.threadId, threadId);
     assert.equal(head[0].event.runId, runId);
     const replayRes = await fetch(B.url(`/threads/${threadId}/replay?follow=true&workflowId=gate`), { headers: { accept: "text/event-stream" } });
-    dbg("replay");
     const replay = new EventStream(replayRes);
     await within(replay.until(saysStart(key)), 15_000, "the followed replay to read the run's start");
     assert.equal(gate.held.get(key)?.length, 1, "the run is still in progress");
@@ -423,7 +447,7 @@ function suite() {
 
     // The run's own client, on A, saw the same messages.
     const { seen } = await own.done;
-    const messages = (evs) => ofType(evs, "TEXT_MESSAGE_CONTENT").filter((e) => e.delta !== key).map((e) => [e.messageId, e.delta]);
+    const messages = (evs) => ofType(evs, "TEXT_MESSAGE_CONTENT").map((e) => [e.messageId, e.delta]);
     assert.deepEqual(messages(all), messages(seen));
 
     // The followed replay is the log: the turn's user message and what
@@ -447,7 +471,7 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("a client that reloads on another replica during a run restores the conversation and sees the run to its end", async () => {
+  test("a client that reloads on another replica during a run restores the conversation and sees the run to its end", { timeout: limit }, async () => {
     const threadId = newID("thread");
     const first = newID("k");
     gate.open(first);
@@ -463,6 +487,16 @@ function suite() {
     const snapshot = await reload.until((e) => e.type === "MESSAGES_SNAPSHOT", "the snapshot");
     assert.deepEqual(turns(snapshot.messages), [`user: ${first}`, `assistant: start ${first}`, `assistant: done ${first}: opened`]);
     await reload.until(saysStart(key), "the run's start");
+    // The same restore, asked of C as POST /history with
+    // Accept: text/event-stream.
+    const res = await fetch(C.url("/history"), {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ threadId, workflowId: "gate" }),
+    });
+    await expectStatus(res, 200);
+    const restoreC = new EventStream(res);
+    await within(restoreC.until(saysStart(key)), 15_000, "C's restore to read the run's start");
     assert.equal(gate.held.get(key)?.length, 1, "the run is still in progress");
 
     gate.open(key);
@@ -475,10 +509,17 @@ function suite() {
     assert.equal(b.seen.at(-1).outcome?.type, "success");
     assert.deepEqual(onB.messages, onA.messages);
     assert.deepEqual(turns(onB.messages).slice(3), [`user: ${key}`, `assistant: start ${key}`, `assistant: done ${key}: opened`]);
+
+    const restored = (await within(restoreC.rest(), 15_000, "C's restore to end")) && restoreC.events;
+    checkStream(restoreC.text);
+    assert.deepEqual(restored.map((e) => e.type).slice(0, 3), ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT"]);
+    assert.equal(restored.at(-1).type, "RUN_FINISHED");
+    assert.equal(restored.at(-1).outcome?.type, "success");
+    assert.deepEqual(textMessages(restored), onA.messages);
     assert.deepEqual(warnings, []);
   });
 
-  test("busy policies hold across the replicas with the official client: enqueue and interrupt", async () => {
+  test("busy policies hold across the replicas with the official client: enqueue and interrupt", { timeout: limit }, async () => {
     // enqueue: turns sent to B and C while A runs all run, in order.
     {
       const threadId = newID("thread");
@@ -527,7 +568,7 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("the runs of a replica killed with SIGKILL are recovered by the others", async () => {
+  test("the runs of a replica killed with SIGKILL are recovered by the others", { timeout: limit }, async () => {
     const convs = [];
     for (let i = 0; i < 4; i++) {
       const threadId = newID("thread");
@@ -597,7 +638,7 @@ function suite() {
     checkStream(followB.text, { threadId: watched.threadId, runId: watched.runId });
   }
 
-  test("a rolling upgrade: a conversation goes on with its version on an upgraded replica, new ones start on the new version", async () => {
+  test("a rolling upgrade: a conversation goes on with its version on an upgraded replica, new ones start on the new version", { timeout: limit }, async () => {
     // A conversation started on v1, waiting for the user.
     const old = newID("thread");
     const first = await send(agentOn(A, "upgrade", old), "hello").done;
@@ -626,7 +667,7 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("a replica whose database goes away answers 503, ends its run with store_unavailable, and serves again once it is back", async () => {
+  test("a replica whose database goes away answers 503, ends its run with store_unavailable, and serves again once it is back", { timeout: limit }, async () => {
     // B is replaced by a replica that reaches PostgreSQL through a proxy.
     const proxy = new Proxy(pgAddr);
     proxies.add(proxy);
