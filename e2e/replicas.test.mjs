@@ -380,39 +380,56 @@ function suite() {
     assert.deepEqual(warnings, []);
   });
 
-  test("a cancel sent to another replica stops the run where it executes", { timeout: limit }, async () => {
+  test("a cancel or an interrupt sent to another replica stops the run where it executes", { timeout: limit }, async () => {
     const threadId = newID("thread");
-    const key = newID("k");
-    const runId = newID("run");
-    const run = send(agentOn(A, "gate", threadId), key, { runId });
-    await gate.arrived(key); // the run waits on the gate, on A
-
-    const res = await fetch(B.url("/cancel"), {
+    const input = { threadId, forwardedProps: { aguic: { workflowId: "gate" } } };
+    // stop runs a turn on replica on, and stops it with cancel: what the
+    // client saw, and the answer to cancel.
+    const stop = async (on, cancel) => {
+      const key = newID("k");
+      const runId = newID("run");
+      const run = send(agentOn(on, "gate", threadId), key, { runId });
+      await gate.arrived(key); // the run waits on the gate, on its replica
+      const res = await cancel();
+      await expectStatus(res, 200);
+      assert.deepEqual(await res.json(), { threadId, workflowId: "gate", runId, status: "cancelled" });
+      const { seen, error } = await within(run.done, 15_000, "the cancelled run's stream to end");
+      assert.equal(error, undefined);
+      assert.equal(seen.at(-1).type, "RUN_FINISHED");
+      assert.deepEqual(seen.at(-1).outcome, { type: "cancelled" });
+      assert.deepEqual(said(seen), [`start ${key}`]);
+      // The replica stopped the run's HTTP call: the gate saw it hang up.
+      await gate.hungUp(key);
+      return key;
+    };
+    // POST /cancel to B stops a run on A, and the answer comes once it has
+    // stopped; POST /threads/{id}/interrupt to A stops a run on C.
+    const k1 = await stop(A, () => fetch(B.url("/cancel"), {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ threadId, forwardedProps: { aguic: { workflowId: "gate" } } }),
+      body: JSON.stringify(input),
       signal: AbortSignal.timeout(15_000),
-    });
-    await expectStatus(res, 200);
-    assert.deepEqual(await res.json(), { threadId, workflowId: "gate", runId, status: "cancelled" });
+    }));
+    const k2 = await stop(C, () => fetch(A.url(`/threads/${threadId}/interrupt?workflowId=gate`), {
+      method: "POST",
+      signal: AbortSignal.timeout(15_000),
+    }));
 
-    const { seen, error } = await within(run.done, 15_000, "A's stream to end");
-    assert.equal(error, undefined);
-    assert.equal(seen.at(-1).type, "RUN_FINISHED");
-    assert.deepEqual(seen.at(-1).outcome, { type: "cancelled" });
-    assert.deepEqual(said(seen), [`start ${key}`]);
-    // A stopped the run's HTTP call: the gate saw it hang up.
-    await gate.hungUp(key);
-
-    // Nothing runs on the thread any more, for any replica; the thread
-    // takes its next turn.
-    const again = await fetch(C.url(`/threads/${threadId}/interrupt?workflowId=gate`), { method: "POST" });
+    // Nothing runs on the thread any more, for any replica; it takes its
+    // next turn, and holds what each client saw, once.
+    const again = await fetch(B.url(`/threads/${threadId}/interrupt?workflowId=gate`), { method: "POST" });
     await expectStatus(again, 404);
-    const next = newID("k");
-    gate.open(next);
-    const { seen: seen2, error: error2 } = await send(agentOn(C, "gate", threadId), next).done;
-    assert.equal(error2, undefined);
-    assert.deepEqual(said(seen2), [`start ${next}`, `done ${next}: opened`]);
+    const k3 = newID("k");
+    gate.open(k3);
+    const third = await send(agentOn(B, "gate", threadId), k3).done;
+    assert.equal(third.error, undefined);
+    assert.deepEqual(said(third.seen), [`start ${k3}`, `done ${k3}: opened`]);
+    const h = await history(any(), threadId);
+    assert.deepEqual(turns(h.messages), [
+      `user: ${k1}`, `assistant: start ${k1}`,
+      `user: ${k2}`, `assistant: start ${k2}`,
+      `user: ${k3}`, `assistant: start ${k3}`, `assistant: done ${k3}: opened`,
+    ]);
     assert.deepEqual(warnings, []);
   });
 
@@ -563,7 +580,10 @@ function suite() {
       assert.deepEqual(said(b.seen), [`start ${k2}`, `done ${k2}: opened`]);
       await gate.hungUp(k1);
       const h = await history(any(), threadId, "gate_interrupt");
-      assert.deepEqual(turns(h.messages).slice(-3), [`user: ${k2}`, `assistant: start ${k2}`, `assistant: done ${k2}: opened`]);
+      assert.deepEqual(turns(h.messages), [
+        `user: ${k1}`, `assistant: start ${k1}`,
+        `user: ${k2}`, `assistant: start ${k2}`, `assistant: done ${k2}: opened`,
+      ]);
     }
     assert.deepEqual(warnings, []);
   });
