@@ -605,6 +605,14 @@ function suite() {
       await gate.arrived(c.key);
       await c.run.until((e) => e.type === "RUN_STARTED", "RUN_STARTED"); // acknowledged
     }
+    // And a conversation whose turns are queued behind its run on A: the
+    // second on A, the third on B.
+    const queued = { threadId: newID("thread"), keys: [newID("k"), newID("k"), newID("k")], runIds: [newID("run"), newID("run"), newID("run")], runs: [] };
+    for (const [i, on] of [A, A, B].entries()) {
+      queued.runs.push(send(agentOn(on, "gate_enqueue", queued.threadId), queued.keys[i], { runId: queued.runIds[i] }));
+      await queued.runs[i].until((e) => e.type === "RUN_STARTED", "RUN_STARTED");
+    }
+    await gate.arrived(queued.keys[0]);
     // B follows one of the runs from before the kill.
     const watched = convs[0];
     const followB = await follow(B, watched.threadId, watched.runId);
@@ -612,24 +620,24 @@ function suite() {
 
     await A.kill();
     try {
-      await recovered(convs, watched, followB);
+      await recovered(convs, queued, watched, followB);
     } finally {
       A = await new Replica("A").start(); // A comes back
     }
     assert.deepEqual(warnings, []);
   });
 
-  // recovered checks that the runs of convs, cut short on A, are recovered
-  // by the other replicas, and that followB, a follower of watched's run,
-  // gets its end.
-  async function recovered(convs, watched, followB) {
+  // recovered checks that the runs of convs and queued, cut short on A,
+  // are recovered by the other replicas, and that followB, a follower of
+  // watched's run, gets its end.
+  async function recovered(convs, queued, watched, followB) {
     let n = 0;
     const survivor = () => [B, C][n++ % 2];
-    for (const c of convs) gate.open(c.key, "after the crash");
+    for (const key of [...convs.map((c) => c.key), ...queued.keys]) gate.open(key, "after the crash");
     // A's clients lost their streams: the client ends the run with an
     // abort of its own.
-    for (const c of convs) {
-      const { seen } = await within(c.run.done, 15_000, "A's clients to lose their streams");
+    for (const run of [...convs.map((c) => c.run), ...queued.runs.slice(0, 2)]) {
+      const { seen } = await within(run.done, 15_000, "A's clients to lose their streams");
       assert.equal(ofType(seen, "RUN_FINISHED").length, 0);
       assert.equal(seen.at(-1).type, "RUN_ERROR");
       assert.equal(seen.at(-1).code, "abort");
@@ -650,6 +658,20 @@ function suite() {
       // The turn's call was made again by the replica that took it over.
       assert.equal(gate.arrivals.get(c.key), 2);
     }
+    // The queued turns ran after the recovered one, in their order; the
+    // client of the turn queued on B saw its own turn.
+    const third = await within(queued.runs[2].done, 30_000, "the turn queued on B");
+    assert.equal(third.error, undefined);
+    assert.deepEqual(said(third.seen), [`start ${queued.keys[2]}`, `done ${queued.keys[2]}: after the crash`]);
+    assert.equal(third.seen.at(-1).outcome?.type, "success");
+    for (const runId of queued.runIds) {
+      const end = await waitFor(() => runEnd(survivor(), queued.threadId, runId, "gate_enqueue"), { what: `the end of ${runId}`, every: 250 });
+      assert.equal(end.outcome?.type, "success", JSON.stringify(end));
+    }
+    const h = await history(survivor(), queued.threadId, "gate_enqueue");
+    assert.deepEqual(turns(h.messages), queued.keys.flatMap((k) => [`user: ${k}`, `assistant: start ${k}`, `assistant: done ${k}: after the crash`]));
+    assert.deepEqual(queued.keys.map((k) => gate.arrivals.get(k)), [2, 1, 1]);
+
     // The follower on B saw the recovered run to its end.
     const tail = await within(followB.rest(), 15_000, "the follower's stream to end");
     assert.deepEqual(said(tail.map((f) => f.event)), [`done ${watched.key}: after the crash`]);
