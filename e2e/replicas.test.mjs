@@ -453,6 +453,9 @@ function suite() {
     assert.equal(gate.held.get(key)?.length, 1, "the run is still in progress");
     const cursor = head.findLast((f) => f.id !== undefined)?.id;
     assert.ok(cursor, "stored events come with an id");
+    // A client that lost B reconnects on C with the id of the last frame
+    // it read, while the run goes on.
+    const followC = await follow(C, threadId, runId, { "last-event-id": cursor });
 
     gate.open(key);
     const tail = await within(followB.rest(), 15_000, "the follower's stream to end");
@@ -470,21 +473,28 @@ function suite() {
     // The followed replay is the log: the turn's user message and what
     // the run said, in order, without run events of its own; it ends
     // once the run has ended.
-    const replayed = [...replay.frames, ...await within(replay.rest(), 15_000, "the followed replay to end")];
+    await within(replay.rest(), 15_000, "the followed replay to end");
+    const replayed = replay.frames;
     assert.ok(replayed.every((f) => f.event.type !== "RUN_STARTED" && f.event.type !== "RUN_FINISHED"));
     const ids = replayed.map((f) => Number(f.id));
     assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), `ids ${ids}`);
     assert.deepEqual(said(replayed.map((f) => f.event)), [key, `start ${key}`, `done ${key}: opened`]);
 
-    // Reconnecting on C after the cursor gives what followed it only.
-    const followC = await follow(C, threadId, runId, { "last-event-id": cursor });
-    const resumed = await within(followC.rest(), 15_000, "the resumed stream to end");
-    checkStream(followC.text, { threadId, runId });
-    const after = resumed.slice(1, -1);
-    assert.ok(after.every((f) => Number(f.id) > Number(cursor)), `ids after ${cursor}: ${after.map((f) => f.id)}`);
-    assert.deepEqual(after, tail.slice(0, -1));
-    assert.deepEqual(said(resumed.map((f) => f.event)), [`done ${key}: opened`]);
-    assert.deepEqual(resumed.at(-1).event.outcome, all.at(-1).outcome);
+    // The reconnection on C got what followed the cursor only, then the
+    // end; so does one on A, where the run executed, once it has ended
+    // (with the cursor as a parameter).
+    await within(followC.rest(), 15_000, "the resumed stream to end");
+    const res = await fetch(A.url(`/threads/${threadId}/runs/${runId}/events?workflowId=gate&cursor=${cursor}`), { headers: { accept: "text/event-stream" } });
+    const followA = new EventStream(res);
+    await within(followA.rest(), 15_000, "the stream resumed on A to end");
+    for (const resumed of [followC, followA]) {
+      checkStream(resumed.text, { threadId, runId });
+      const after = resumed.frames.slice(1, -1);
+      assert.ok(after.every((f) => Number(f.id) > Number(cursor)), `ids after ${cursor}: ${after.map((f) => f.id)}`);
+      assert.deepEqual(after, tail.slice(0, -1));
+      assert.deepEqual(said(resumed.events), [`done ${key}: opened`]);
+      assert.deepEqual(resumed.events.at(-1).outcome, all.at(-1).outcome);
+    }
     assert.deepEqual(warnings, []);
   });
 
