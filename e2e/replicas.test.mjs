@@ -28,7 +28,7 @@ import net from "node:net";
 import path from "node:path";
 import { HttpAgent } from "@ag-ui/client";
 import {
-  here, freePort, newID, textOf, warnings, buildAguic, removeBuild, liveCheckedFetch,
+  here, freePort, newID, warnings, buildAguic, removeBuild, liveCheckedFetch,
   EventStream, waitFor, startRun, within, checkStream,
 } from "./lib.mjs";
 
@@ -58,7 +58,14 @@ function suite() {
     copyFileSync(path.join(here, "replicas", v, "upgrade.wf"), path.join(dirs[v], "upgrade.wf"));
   }
 
-  const psql = (sql) => execFileSync("psql", [PG, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], { stdio: ["ignore", "pipe", "pipe"] });
+  // psql runs sql on the database: it makes the suite's schema and drops it.
+  const psql = (sql) => {
+    try {
+      execFileSync("psql", [PG, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql], { stdio: ["ignore", "pipe", "pipe"] });
+    } catch (err) {
+      throw new Error(`psql -c "${sql}": ${err.code === "ENOENT" ? "psql is not installed; the suite needs it" : err.stderr || err.message}`);
+    }
+  };
 
   // storeURL is the --store of a replica: the suite's schema, a small pool
   // (three replicas share max_connections with other tests), and, for a
@@ -221,7 +228,7 @@ function suite() {
 
   after(async () => {
     for (const key of gate.held.keys()) gate.open(key, "released at the end");
-    await Promise.all([...extra, A, B, C].filter(Boolean).map((r) => r.stop()));
+    await Promise.all([A, B, C].filter(Boolean).map((r) => r.stop()));
     killAll();
     gate.server.closeAllConnections();
     gate.server.close();
@@ -233,7 +240,6 @@ function suite() {
       removeBuild();
     }
   });
-  const extra = new Set(); // replicas a test started beside A, B and C
   const proxies = new Set();
 
   // ---- helpers -----------------------------------------------------------
@@ -537,7 +543,8 @@ function suite() {
     assert.deepEqual(onB.messages, onA.messages);
     assert.deepEqual(turns(onB.messages).slice(3), [`user: ${key}`, `assistant: start ${key}`, `assistant: done ${key}: opened`]);
 
-    const restored = (await within(restoreC.rest(), 15_000, "C's restore to end")) && restoreC.events;
+    await within(restoreC.rest(), 15_000, "C's restore to end");
+    const restored = restoreC.events;
     checkStream(restoreC.text);
     assert.deepEqual(restored.map((e) => e.type).slice(0, 3), ["RUN_STARTED", "STATE_SNAPSHOT", "MESSAGES_SNAPSHOT"]);
     assert.equal(restored.at(-1).type, "RUN_FINISHED");
