@@ -102,13 +102,8 @@ export function checkStream(text, input) {
   assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
   const events = [];
   for (const frame of text.split("\n\n")) {
-    const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
-    if (lines.length === 0) continue;
-    const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-    const event = JSON.parse(data);
-    const parsed = EventSchemas.safeParse(event);
-    assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
-    events.push(event);
+    const checked = checkFrame(frame);
+    if (checked) events.push(checked.event);
   }
   assert.equal(events[0].type, "RUN_STARTED");
   if (input) {
@@ -119,6 +114,21 @@ export function checkStream(text, input) {
   assert.equal(terminal.length, 1, "exactly one terminal event");
   assert.equal(events.at(-1), terminal[0], "the terminal event comes last");
   return events;
+}
+
+// checkFrame checks one SSE frame (its text, without the blank line that
+// ends it) and returns { id, event }, or undefined for a frame of
+// comments only: LF framing, and an event valid against EventSchemas.
+export function checkFrame(frame) {
+  assert.ok(!frame.includes("\r"), "frames must use LF only");
+  const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
+  if (lines.length === 0) return undefined;
+  const id = lines.find((l) => l.startsWith("id: "))?.slice(4);
+  const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+  const event = JSON.parse(data);
+  const parsed = EventSchemas.safeParse(event);
+  assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
+  return { id, event };
 }
 
 // checkedFetch is the fetch the official client uses in these tests: it
@@ -164,21 +174,6 @@ export function buildAguic() {
 export function removeBuild() {
   if (built) rmSync(built.dir, { recursive: true, force: true, maxRetries: 5 });
   built = undefined;
-}
-
-// checkFrame checks one SSE frame (its text, without the blank line that
-// ends it) and returns { id, event }, or undefined for a comment-only
-// frame: every event must be valid against EventSchemas.
-export function checkFrame(frame) {
-  assert.ok(!frame.includes("\r"), "frames must use LF only");
-  const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
-  if (lines.length === 0) return undefined;
-  const id = lines.find((l) => l.startsWith("id: "))?.slice(4);
-  const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-  const event = JSON.parse(data);
-  const parsed = EventSchemas.safeParse(event);
-  assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
-  return { id, event };
 }
 
 // liveCheckedFetch is checkedFetch for a client that reads a run as it
@@ -295,9 +290,6 @@ export class EventStream {
     return this.frames.slice(from);
   }
 
-  cancel() {
-    return this.reader.cancel().catch(() => {});
-  }
 }
 
 // waitFor polls cond (which may be async) until it returns a truthy value,
@@ -344,6 +336,9 @@ export function startRun(agent, params = {}) {
       error = e;
       return { stopPropagation: true };
     },
+  }).catch((e) => {
+    error ??= e;
+    return undefined;
   }).then((result) => {
     finished = true;
     for (const w of waiters) w.reject(new Error(`the run ended before ${w.what}; it saw ${seen.map((e) => e.type).join(" ")}${error ? `; ${error.message}` : ""}`));
