@@ -56,8 +56,9 @@ type Request struct {
 type Turn struct {
 	st      Store
 	lease   Lease
-	ownLock bool   // Begin took the lease: Run releases it
-	stop    func() // stops renewing the lease
+	ownLock bool          // Begin took the lease: Run releases it
+	stop    func()        // stops renewing the lease
+	lost    chan struct{} // closed when a renewal finds the lease taken by another
 	m       *vm.Machine
 	f       *vm.Frame
 	resume  *vm.Resume
@@ -86,7 +87,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	if ttl <= 0 {
 		ttl = time.Minute
 	}
-	t := &Turn{st: st}
+	t := &Turn{st: st, lost: make(chan struct{})}
 	if req.Lease != nil {
 		t.lease = *req.Lease
 	} else {
@@ -98,7 +99,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	}
 	held := context.WithoutCancel(ctx)
 	jl := t.lease // renewals change only the expiry, which commits do not check
-	t.stop = renew(held, st, &t.lease, ttl)
+	t.stop = renew(held, st, &t.lease, ttl, func() { close(t.lost) })
 	fail := func(err error) (*Turn, error) {
 		t.end(held)
 		return nil, err
@@ -239,7 +240,20 @@ func (t *Turn) Run(ctx context.Context) (vm.Outcome, Thread, error) {
 // store, running, for recovery to go on with at the next start.
 func (t *Turn) run(ctx context.Context, leave bool) (vm.Outcome, Thread, error) {
 	defer t.end(context.WithoutCancel(ctx))
-	o := t.m.Run(ctx, t.f, t.resume, t.j.observer())
+	// A lease that another process took (this one could not renew it in
+	// time: the store was out of its reach) can commit nothing more: the
+	// run stops at once rather than go on with work whose end would be
+	// refused, while the other process runs the turn again.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-t.lost:
+			cancel()
+		case <-runCtx.Done():
+		}
+	}()
+	o := t.m.Run(runCtx, t.f, t.resume, t.j.observer())
 	if leave && o.Status == vm.Cancelled && ctx.Err() != nil {
 		return o, t.j.Thread(), ctx.Err()
 	}
@@ -288,12 +302,18 @@ func Execute(ctx context.Context, st Store, req Request) (vm.Outcome, Thread, er
 	return t.Run(ctx)
 }
 
-// renew keeps the lease alive until stop is called.
-func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration) (stop func()) {
+// renew keeps the lease alive until stop is called. lost, when not nil,
+// is called once if a renewal finds the lease taken by another owner.
+func renew(ctx context.Context, st Store, l *Lease, ttl time.Duration, lost func()) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := every.Run(ctx, ttl/3, func() {
-		if nl, err := st.Renew(ctx, *l, ttl); err == nil {
+		nl, err := st.Renew(ctx, *l, ttl)
+		switch {
+		case err == nil:
 			*l = nl
+		case errors.Is(err, ErrLeaseLost) && lost != nil:
+			lost()
+			lost = nil
 		}
 	})
 	return func() {

@@ -119,7 +119,7 @@ func (rec *Recovery) claim(ctx context.Context, keys []Key, owner string, ttl ti
 			continue
 		}
 		c := &claim{runs: runs, lease: l, renewed: l}
-		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl)
+		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl, nil)
 		rec.claims = append(rec.claims, c)
 	}
 	return taken, nil
