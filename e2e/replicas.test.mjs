@@ -727,12 +727,7 @@ function suite() {
   });
 
   test("a replica whose database goes away answers 503, ends its run with store_unavailable, and serves again once it is back", { timeout: limit }, async () => {
-    // B is replaced by a replica that reaches PostgreSQL through a proxy.
-    const proxy = new Proxy(pgAddr);
-    proxies.add(proxy);
-    await proxy.listen();
-    await B.stop();
-    B = await new Replica("B", { via: `127.0.0.1:${proxy.port}` }).start();
+    const proxy = await proxied();
 
     const threadId = newID("thread");
     const before = newID("k");
@@ -788,6 +783,53 @@ function suite() {
     assert.deepEqual(said(third.seen), [`start ${next}`, `done ${next}: opened`]);
     assert.deepEqual(warnings, []);
   });
+
+  test("a replica cut off from the database longer than its lease: another takes its run over, and it stops its own once it learns it", { timeout: limit }, async () => {
+    const proxy = await proxied();
+    const threadId = newID("thread");
+    const key = newID("k");
+    const runId = newID("run");
+    const run = send(agentOn(B, "gate", threadId), key, { runId });
+    await gate.arrived(key);
+    await run.until((e) => e.type === "RUN_STARTED", "RUN_STARTED");
+
+    // B cannot renew its lease: once it expires, A or C takes the run
+    // over, and runs its turn again.
+    proxy.cut();
+    await gate.arrived(key, 2);
+    // The database comes back: B learns that its lease was taken, stops
+    // its run (it hangs up on the gate) and ends its client's stream,
+    // though the gate has not answered.
+    await proxy.listen();
+    await gate.hungUp(key);
+    const { seen, error } = await within(run.done, 15_000, "B's client to learn that its run was taken over");
+    assert.equal(error, undefined);
+    assert.equal(seen.at(-1).type, "RUN_ERROR", JSON.stringify(seen.at(-1)));
+    assert.match(seen.at(-1).message, /lease is no longer held/);
+    assert.equal(gate.held.get(key)?.length, 1, "the run taken over still waits on the gate");
+
+    // The turn ends on the replica that took it over, once.
+    gate.open(key, "taken over");
+    const end = await waitFor(() => runEnd(any(), threadId, runId), { what: `the end of ${runId}`, every: 250 });
+    assert.equal(end.outcome?.type, "success", JSON.stringify(end));
+    const h = await history(B, threadId);
+    assert.deepEqual(turns(h.messages), [`user: ${key}`, `assistant: start ${key}`, `assistant: done ${key}: taken over`]);
+    assert.deepEqual(warnings, []);
+  });
+
+  // proxied makes B a replica that reaches PostgreSQL through a proxy, if
+  // it is not one yet, and returns the proxy.
+  let proxy;
+  async function proxied() {
+    if (!proxy) {
+      proxy = new Proxy(pgAddr);
+      proxies.add(proxy);
+      await proxy.listen();
+      await B.stop();
+      B = await new Replica("B", { via: `127.0.0.1:${proxy.port}` }).start();
+    }
+    return proxy;
+  }
 
   // Proxy forwards TCP connections to PostgreSQL; cut closes them and
   // stops listening (the database went away), listen starts again on the
