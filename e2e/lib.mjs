@@ -102,13 +102,8 @@ export function checkStream(text, input) {
   assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
   const events = [];
   for (const frame of text.split("\n\n")) {
-    const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
-    if (lines.length === 0) continue;
-    const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-    const event = JSON.parse(data);
-    const parsed = EventSchemas.safeParse(event);
-    assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
-    events.push(event);
+    const checked = checkFrame(frame);
+    if (checked) events.push(checked.event);
   }
   assert.equal(events[0].type, "RUN_STARTED");
   if (input) {
@@ -119,6 +114,21 @@ export function checkStream(text, input) {
   assert.equal(terminal.length, 1, "exactly one terminal event");
   assert.equal(events.at(-1), terminal[0], "the terminal event comes last");
   return events;
+}
+
+// checkFrame checks one SSE frame (its text, without the blank line that
+// ends it) and returns { id, event }, or undefined for a frame of
+// comments only: LF framing, and an event valid against EventSchemas.
+export function checkFrame(frame) {
+  assert.ok(!frame.includes("\r"), "frames must use LF only");
+  const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
+  if (lines.length === 0) return undefined;
+  const id = lines.find((l) => l.startsWith("id: "))?.slice(4);
+  const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
+  const event = JSON.parse(data);
+  const parsed = EventSchemas.safeParse(event);
+  assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
+  return { id, event };
 }
 
 // checkedFetch is the fetch the official client uses in these tests: it
@@ -143,4 +153,212 @@ export async function agentRun(agent, params = {}) {
 // textOf is the text of the assistant messages among messages.
 export function textOf(messages) {
   return messages.filter((m) => m.role === "assistant" && typeof m.content === "string").map((m) => m.content);
+}
+
+// ---------------------------------------------------------------------
+// Live streams: the parts of the multi-replica suite that read a stream
+// while its run goes on, rather than once it has ended.
+
+// buildAguic builds aguic once per process into a temporary directory and
+// returns the binary's path; removeBuild deletes it.
+let built;
+export function buildAguic() {
+  if (!built) {
+    const dir = mkdtempSync(path.join(tmpdir(), "aguic-e2e-bin-"));
+    const bin = path.join(dir, "aguic");
+    execFileSync("go", ["build", "-o", bin, "./cmd/aguic"], { cwd: root, stdio: "inherit" });
+    built = { dir, bin };
+  }
+  return built.bin;
+}
+export function removeBuild() {
+  if (built) rmSync(built.dir, { recursive: true, force: true, maxRetries: 5 });
+  built = undefined;
+}
+
+// liveCheckedFetch is checkedFetch for a client that reads a run as it
+// goes: the stream is passed on as it comes, each frame checked as it
+// passes, and the whole stream checked as checkStream does when it ends
+// (a failed check errors the stream, so the client fails).
+//
+// A connection cut mid-stream (a replica killed) errors the stream with an
+// error named AbortError ("the stream was cut: …", its cause the network
+// error): @ag-ui/client 1.0.0 cancels the body it read when the read
+// fails, and rethrows any error of that cancel but an AbortError as an
+// unhandled rejection. The client ends such a run with a RUN_ERROR of its
+// own, code "abort", whose message is the error's.
+export async function liveCheckedFetch(url, init) {
+  const res = await fetch(url, init);
+  if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
+  const input = typeof init?.body === "string" ? JSON.parse(init.body) : undefined;
+  const decoder = new TextDecoder();
+  const reader = res.body.getReader();
+  let text = "";
+  let pending = "";
+  const body = new ReadableStream({
+    async pull(controller) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        const cut = new Error(`the stream was cut: ${err.message}`, { cause: err });
+        cut.name = "AbortError";
+        controller.error(cut);
+        return;
+      }
+      try {
+        if (chunk.done) {
+          checkStream(text, input);
+          controller.close();
+          return;
+        }
+        const s = decoder.decode(chunk.value, { stream: true });
+        text += s;
+        pending += s;
+        for (let i; (i = pending.indexOf("\n\n")) >= 0; pending = pending.slice(i + 2)) {
+          checkFrame(pending.slice(0, i));
+        }
+        controller.enqueue(chunk.value);
+      } catch (err) {
+        controller.error(err);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return new Response(body, { status: res.status, headers: res.headers });
+}
+
+// EventStream reads an SSE response a frame at a time, checking each
+// (checkFrame) as it comes: next() waits for the next { id, event },
+// undefined at the end; until(pred) reads up to the first event pred
+// accepts; rest() reads to the end. frames holds every frame read.
+export class EventStream {
+  constructor(res) {
+    assert.equal(res.status, 200, `status ${res.status}`);
+    assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
+    this.reader = res.body.getReader();
+    this.decoder = new TextDecoder();
+    this.pending = "";
+    this.text = "";
+    this.frames = [];
+    this.ended = false;
+  }
+
+  get events() { return this.frames.map((f) => f.event); }
+
+  async next() {
+    for (;;) {
+      const i = this.pending.indexOf("\n\n");
+      if (i >= 0) {
+        const frame = checkFrame(this.pending.slice(0, i));
+        this.pending = this.pending.slice(i + 2);
+        if (!frame) continue;
+        this.frames.push(frame);
+        return frame;
+      }
+      if (this.ended) {
+        assert.equal(this.pending, "", "the stream must end with a whole frame");
+        return undefined;
+      }
+      const { done, value } = await this.reader.read();
+      if (done) {
+        this.ended = true;
+      } else {
+        const s = this.decoder.decode(value, { stream: true });
+        this.text += s;
+        this.pending += s;
+      }
+    }
+  }
+
+  async until(pred, what = "the awaited event") {
+    const from = this.frames.length;
+    for (;;) {
+      const f = await this.next();
+      if (!f) {
+        assert.fail(`the stream ended before ${what}; it held ${this.frames.slice(from).map((x) => x.event.type).join(" ")}`);
+      }
+      if (pred(f.event, f)) return this.frames.slice(from);
+    }
+  }
+
+  async rest() {
+    const from = this.frames.length;
+    while (await this.next());
+    return this.frames.slice(from);
+  }
+
+}
+
+// waitFor polls cond (which may be async) until it returns a truthy value,
+// and returns it: a bounded wait for a condition, failing with what after
+// timeout milliseconds.
+export async function waitFor(cond, { what = "the condition", timeout = 30_000, every = 50 } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await cond();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      assert.fail(`timed out waiting for ${what}${last ? `: ${last.message}` : ""}`);
+    }
+    await new Promise((r) => setTimeout(r, every));
+  }
+}
+
+// startRun starts a run of the official client without waiting for its
+// end: seen collects the events the client applied as they came, done is
+// the run's { seen, result, error } (error: why the run failed, the
+// client's own report of it kept quiet), and until(pred) waits for the
+// first event pred accepts.
+export function startRun(agent, params = {}) {
+  const seen = [];
+  const waiters = [];
+  let error;
+  let finished = false;
+  const done = agent.runAgent({ runId: newID("run"), ...params }, {
+    onEvent: ({ event }) => {
+      seen.push(event);
+      for (const w of [...waiters]) {
+        if (w.pred(event)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(event);
+        }
+      }
+    },
+    onRunFailed: ({ error: e }) => {
+      error = e;
+      return { stopPropagation: true };
+    },
+  }).catch((e) => {
+    error ??= e;
+    return undefined;
+  }).then((result) => {
+    finished = true;
+    for (const w of waiters) w.reject(new Error(`the run ended before ${w.what}; it saw ${seen.map((e) => e.type).join(" ")}${error ? `; ${error.message}` : ""}`));
+    return { seen, result, error };
+  });
+  const until = (pred, what = "the awaited event") => {
+    const hit = seen.find(pred);
+    if (hit) return Promise.resolve(hit);
+    if (finished) return Promise.reject(new Error(`the run ended before ${what}; it saw ${seen.map((e) => e.type).join(" ")}`));
+    return within(new Promise((resolve, reject) => waiters.push({ pred, resolve, reject, what })), 30_000, what);
+  };
+  return { seen, done, until };
+}
+
+// within is promise, or a failure naming what once ms milliseconds have
+// passed: a bounded wait.
+export function within(promise, ms, what = "the awaited result") {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -123,7 +123,7 @@ func (s *Server) followQueued(r *run) {
 		s.followFailed(r.ctx, r, err)
 		return
 	}
-	s.followRun(r.ctx, r, r.key, r.id, after)
+	s.followRun(r.ctx, r, r.key, r.id, after, false)
 	r.end()
 }
 

@@ -17,27 +17,38 @@ import (
 )
 
 // busyWorkflows are conversations whose turns wait on an HTTP server, one
-// per busy policy.
+// per busy policy, and one ("keeping") that also keeps the user's words in
+// the history, silently, as the client's message.
 func busyWorkflows() string {
 	var b strings.Builder
 	b.WriteString("wf 1\n")
-	for _, w := range []struct{ id, busy string }{{"rejecting", ""}, {"queueing", "enqueue"}, {"interrupting", "interrupt"}} {
+	for _, w := range []struct{ id, busy string }{{"rejecting", ""}, {"queueing", "enqueue"}, {"interrupting", "interrupt"}, {"keeping", ""}} {
 		policy := ""
 		if w.busy != "" {
 			policy = fmt.Sprintf("  busy = %q\n", w.busy)
+		}
+		keep, label := "", "top: "
+		if w.id == "keeping" {
+			label = ""
+			keep = `    top: say "<<$agent.latestUserMessage.content>>" {
+      role   = "user"
+      silent = true
+      id     = $agent.latestUserMessage.id
+    }
+`
 		}
 		fmt.Fprintf(&b, `
 workflow %s {
   conversation = true
 %s  flow {
-    top: say "start <<$agent.latestUserMessage.content>>"
+%s    %ssay "start <<$agent.latestUserMessage.content>>"
     http GET "<<$agent.state.url>>" -> $r
     say "done <<$agent.latestUserMessage.content>>"
     w: suspend
     goto top
   }
 }
-`, w.id, policy)
+`, w.id, policy, keep, label)
 	}
 	return b.String()
 }

@@ -101,7 +101,7 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 				return
 			}
 		}
-		s.followRun(ctx, r, th.Key, rec.ID, after)
+		s.followRun(ctx, r, th.Key, rec.ID, after, false)
 	}), nil
 }
 
@@ -146,8 +146,10 @@ func (s *Server) streamWith(r *run, produce func(ctx context.Context)) *huma.Str
 
 // followRun adds to r the events of run runID on the thread after the
 // cursor, as they are committed, then the run's terminal event once its
-// record says it has ended.
-func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID string, after uint64) {
+// record says it has ended. Silent events are left out, as the run's own
+// stream leaves them out, unless silent is set: a restore needs them, since
+// its snapshot is of the conversation before the run.
+func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID string, after uint64, silent bool) {
 	changed, stop := s.cfg.Store.Watch(key)
 	defer stop()
 	tick := time.NewTicker(followPoll)
@@ -156,7 +158,7 @@ func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID str
 	for {
 		var err error
 		var past bool
-		if after, seen, past, err = s.followEvents(ctx, r, key, runID, after, seen); err != nil {
+		if after, seen, past, err = s.followEvents(ctx, r, key, runID, after, seen, silent); err != nil {
 			s.followFailed(ctx, r, err)
 			return
 		}
@@ -191,10 +193,11 @@ func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID str
 	}
 }
 
-// followEvents adds to r the stored events of run runID after the cursor,
-// and returns the new cursor, whether an event of the run was seen, and
-// whether the log has gone past the run (an event of a later run).
-func (s *Server) followEvents(ctx context.Context, r *run, key store.Key, runID string, after uint64, seen bool) (uint64, bool, bool, error) {
+// followEvents adds to r the stored events of run runID after the cursor
+// (its silent ones only when silent is set), and returns the new cursor,
+// whether an event of the run was seen, and whether the log has gone past
+// the run (an event of a later run).
+func (s *Server) followEvents(ctx context.Context, r *run, key store.Key, runID string, after uint64, seen, silent bool) (uint64, bool, bool, error) {
 	for {
 		evs, err := s.cfg.Store.Events(ctx, key, after, followPage)
 		if err != nil {
@@ -209,7 +212,7 @@ func (s *Server) followEvents(ctx context.Context, r *run, key store.Key, runID 
 				continue
 			}
 			seen, after = true, se.Seq
-			if !se.Silent && !se.Hidden {
+			if (silent || !se.Silent) && !se.Hidden {
 				r.pushStored(se)
 			}
 		}

@@ -216,7 +216,9 @@ func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID str
 	r.pushEvent(0, agui.RunStarted(threadID, runID, "", nil), false)
 	r.pushEvent(0, agui.StateSnapshotEvent{Snapshot: red.State}, false)
 	r.pushEvent(0, agui.MessagesSnapshotEvent{Messages: msgs}, false)
-	return s.streamWith(r, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut) }), nil
+	// The snapshot ends before the run: its silent events are history the
+	// client does not have yet.
+	return s.streamWith(r, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut, true) }), nil
 }
 
 // waitOf is what a suspended thread waits for the client to answer: its

@@ -468,3 +468,53 @@ func TestHandOverAtShutdown(t *testing.T) {
 		t.Errorf("the run handed over, followed to its end, said %q", got)
 	}
 }
+
+// TestRestoreDuringRunKeepsSilentMessages: a client that reloads during a
+// run ends with the conversation its history holds once the run has
+// ended. The snapshot is of the conversation before the run, so the
+// stream brings the run's silent messages too (here the user's words,
+// which the workflow keeps as the client's message), which its own
+// stream leaves out because its client has them.
+func TestRestoreDuringRunKeepsSilentMessages(t *testing.T) {
+	e, url, entered, release := busyEnv(t)
+	m, _ := busyMachine(t)
+	b := newReplica(t, e, "replica-b", m)
+	e.stream(e.post("/agui/workflows/keeping", turnBody("r1", "one", url+"/fast")))
+	<-entered
+	second := e.post("/agui/workflows/keeping", turnBody("r2", "two", url+"/block"))
+	for p := <-entered; p != "/block"; p = <-entered {
+	}
+	const history = `{"threadId": "t", "workflowId": "keeping"}`
+	next, stop := pull(t, b.do(http.MethodPost, "/agui/history", history, "Accept", "text/event-stream"))
+	defer stop()
+	evs := until(t, next, "TEXT_MESSAGE_CONTENT", func(ev event) bool { return ev.data["delta"] == "start two" })
+	release()
+	evs = append(evs, rest(next)...)
+	e.stream(second)
+
+	// The messages the stream gives a client: the snapshot's, then each
+	// text message of the run.
+	var got []string
+	for _, ev := range evs {
+		switch ev.typ() {
+		case "MESSAGES_SNAPSHOT":
+			for _, m := range ev.data["messages"].([]any) {
+				m := m.(map[string]any)
+				got = append(got, fmt.Sprint(m["id"], " ", m["role"], ": ", m["content"]))
+			}
+		case "TEXT_MESSAGE_START":
+			got = append(got, fmt.Sprint(ev.data["messageId"], " ", ev.data["role"], ": "))
+		case "TEXT_MESSAGE_CONTENT":
+			got[len(got)-1] += str(ev.data["delta"])
+		}
+	}
+	var h struct{ Messages []map[string]any }
+	decode(t, b.do(http.MethodPost, "/agui/history", history), &h)
+	var want []string
+	for _, m := range h.Messages {
+		want = append(want, fmt.Sprint(m["id"], " ", m["role"], ": ", m["content"]))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) || !strings.Contains(fmt.Sprint(want), "m-r2 user: two") {
+		t.Errorf("the restore during the run gave the messages\n%q\nthe history holds\n%q", got, want)
+	}
+}
