@@ -8,11 +8,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/aguic/aguic/internal/pgtest"
 )
 
 // benchWorkflows are the workflows the bench tests serve: a stateless
@@ -485,4 +489,37 @@ func TestBenchServers(t *testing.T) {
 			t.Errorf("exit status %d: %s", code, stderr)
 		}
 	})
+}
+
+// pgStoreURL is the --store URL of schema on the test server.
+func pgStoreURL(t testing.TB, schema string) string {
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestBenchReplicas drives two aguic serve sharing one PostgreSQL schema
+// (skipped without AGUIC_TEST_POSTGRES): every turn of conversations that
+// alternate between them succeeds.
+func TestBenchReplicas(t *testing.T) {
+	store := pgStoreURL(t, pgtest.Schema(t))
+	dir := t.TempDir()
+	wfDir := writeWorkflow(t, dir, "park.wf", parkWorkflow)
+	var urls []string
+	for range 2 {
+		srv := startServe(t, serveOptions{dir: wfDir, where: where{url: store}, basePath: "/agui", deadline: -1, leaseTTL: 10 * time.Second})
+		urls = append(urls, srv.url+"/agui/workflows/park")
+	}
+	code, r, stderr := benchRun(t, "--url", strings.Join(urls, ","), "--clients", "3", "--turns", "4")
+	if code != exitOK || r == nil || r.Turns != 12 || r.ErrorCount != 0 {
+		t.Fatalf("exit status %d, report %+v: %s", code, r, stderr)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Turns != 6 || r.Servers[1].Turns != 6 {
+		t.Errorf("servers %+v, want 6 turns each", r.Servers)
+	}
 }
