@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -491,23 +490,11 @@ func TestBenchServers(t *testing.T) {
 	})
 }
 
-// pgStoreURL is the --store URL of schema on the test server.
-func pgStoreURL(t testing.TB, schema string) string {
-	u, err := url.Parse(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // TestBenchReplicas drives two aguic serve sharing one PostgreSQL schema
 // (skipped without AGUIC_TEST_POSTGRES): every turn of conversations that
 // alternate between them succeeds.
 func TestBenchReplicas(t *testing.T) {
-	store := pgStoreURL(t, pgtest.Schema(t))
+	store := pgStoreArg(t, pgtest.Schema(t), "")
 	dir := t.TempDir()
 	wfDir := writeWorkflow(t, dir, "park.wf", parkWorkflow)
 	var urls []string
