@@ -208,12 +208,14 @@ func newPGProcs(tb testing.TB, app string) *pgProcs {
 	return &pgProcs{conn: conn, app: app}
 }
 
-// pids lists the replicas' backends and the server's own processes.
-func (p *pgProcs) pids(tb testing.TB) (backends, server []int) {
+// pids lists the replicas' backends, those of them that listen for
+// notifications (whose last statement was LISTEN: one per replica), and
+// the server's own processes.
+func (p *pgProcs) pids(tb testing.TB) (backends, listeners, server []int) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rows, err := p.conn.Query(ctx, `SELECT pid, application_name = $1 FROM pg_stat_activity
+	rows, err := p.conn.Query(ctx, `SELECT pid, application_name = $1, query LIKE 'LISTEN %' FROM pg_stat_activity
 		WHERE application_name = $1 OR backend_type <> 'client backend'`, p.app)
 	if err != nil {
 		tb.Fatal(err)
@@ -221,13 +223,17 @@ func (p *pgProcs) pids(tb testing.TB) (backends, server []int) {
 	defer rows.Close()
 	for rows.Next() {
 		var pid int
-		var ours bool
-		if err := rows.Scan(&pid, &ours); err != nil {
+		var ours, listens bool
+		if err := rows.Scan(&pid, &ours, &listens); err != nil {
 			tb.Fatal(err)
 		}
-		if ours {
+		switch {
+		case ours && listens:
+			listeners = append(listeners, pid)
 			backends = append(backends, pid)
-		} else {
+		case ours:
+			backends = append(backends, pid)
+		default:
 			server = append(server, pid)
 		}
 	}
@@ -239,7 +245,7 @@ func (p *pgProcs) pids(tb testing.TB) (backends, server []int) {
 			server = append(server, ppid)
 		}
 	}
-	return backends, server
+	return backends, listeners, server
 }
 
 // parentPID is field 4 of /proc/PID/stat; 0 when unknown.

@@ -69,7 +69,9 @@ var replicaClients = []int{16, 64}
 // It reports turns/s, the p50 and p99 latency of a turn, and CPU time per
 // turn: of the aguic processes (aguic-µs/turn; /proc/PID/stat), of the
 // PostgreSQL backends of the replicas' connections (pg-µs/turn; found by
-// their application_name in pg_stat_activity, CPU from /proc/PID/stat), of
+// their application_name in pg_stat_activity, CPU from /proc/PID/stat),
+// and of those of them that listen for notifications, one per replica
+// (pglisten-µs/turn, a part of pg-µs/turn), of
 // the PostgreSQL server's own processes (pgserver-µs/turn: WAL writer,
 // checkpointer, background writer, postmaster; they serve every client of
 // the server, other tests' included), of the clients (client-µs/turn,
@@ -141,7 +143,7 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 
 // cpuSnapshot is what measure reads before and after the turns.
 type cpuSnapshot struct {
-	aguic, backends, server map[int]time.Duration
+	aguic, backends, listeners, server map[int]time.Duration
 	self                    time.Duration
 	total, idle             int64
 }
@@ -154,8 +156,8 @@ func (rs *replicaSet) snapshot(b *testing.B) cpuSnapshot {
 	}
 	s.aguic = procsCPU(pids)
 	if rs.pg != nil {
-		backends, server := rs.pg.pids(b)
-		s.backends, s.server = procsCPU(backends), procsCPU(server)
+		backends, listeners, server := rs.pg.pids(b)
+		s.backends, s.listeners, s.server = procsCPU(backends), procsCPU(listeners), procsCPU(server)
 	}
 	s.self = selfCPU()
 	s.total, s.idle = machineTimes()
@@ -209,8 +211,10 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 		if gone > 0 {
 			b.Logf("%d backends ended during the turns: their CPU time is not counted", gone)
 		}
+		listeners, _ := cpuSince(before.listeners, after.listeners)
 		server, _ := cpuSince(before.server, after.server)
 		b.ReportMetric(perTurn(backends), "pg-µs/turn")
+		b.ReportMetric(perTurn(listeners), "pglisten-µs/turn")
 		b.ReportMetric(perTurn(server), "pgserver-µs/turn")
 	}
 	b.ReportMetric(perTurn(after.self-before.self), "client-µs/turn")
