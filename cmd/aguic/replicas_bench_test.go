@@ -75,8 +75,10 @@ var replicaClients = []int{16, 64}
 // the PostgreSQL server's own processes (pgserver-µs/turn: WAL writer,
 // checkpointer, background writer, postmaster; they serve every client of
 // the server, other tests' included), of the clients (client-µs/turn,
-// this process), and how busy the machine's cores were (busy-%, from
-// /proc/stat, whatever ran).
+// this process), how busy the machine's cores were (busy-%, from
+// /proc/stat, whatever ran), and how much of the cores' time went to
+// other processes than those (others-%: on a shared machine, what the
+// rest took from the benchmark).
 //
 //	AGUIC_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test go test ./cmd/aguic -run '^$' -bench Replicas -benchtime 4000x -timeout 30m
 func BenchmarkReplicas(b *testing.B) {
@@ -206,6 +208,8 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 		b.Fatalf("%d aguic serve processes died", gone)
 	}
 	b.ReportMetric(perTurn(aguic), "aguic-µs/turn")
+	client := after.self - before.self
+	ours := aguic + client
 	if rs.pg != nil {
 		backends, gone := cpuSince(before.backends, after.backends)
 		if gone > 0 {
@@ -216,10 +220,17 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 		b.ReportMetric(perTurn(backends), "pg-µs/turn")
 		b.ReportMetric(perTurn(listeners), "pglisten-µs/turn")
 		b.ReportMetric(perTurn(server), "pgserver-µs/turn")
+		ours += backends + server
 	}
-	b.ReportMetric(perTurn(after.self-before.self), "client-µs/turn")
+	b.ReportMetric(perTurn(client), "client-µs/turn")
 	if total := after.total - before.total; total > 0 {
-		b.ReportMetric(100*(1-float64(after.idle-before.idle)/float64(total)), "busy-%")
+		busy := after.total - after.idle - (before.total - before.idle)
+		b.ReportMetric(100*float64(busy)/float64(total), "busy-%")
+		// What the rest of the machine took: the busy time that none of
+		// the processes above used (other tests, builds, the kernel's own
+		// threads), as a share of the cores' time.
+		others := time.Duration(busy)*clockTick - ours
+		b.ReportMetric(max(0, 100*float64(others)/float64(time.Duration(total)*clockTick)), "others-%")
 	}
 }
 
