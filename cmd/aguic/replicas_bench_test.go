@@ -56,29 +56,44 @@ var replicaWorkflows = []struct {
 // measures.
 var replicaClients = []int{16, 64}
 
+// replicaConfigs are the set-ups BenchmarkReplicas compares: Badger, one
+// process (the baseline), and 1, 2 and 3 replicas on PostgreSQL.
+var replicaConfigs = []struct {
+	name     string
+	store    string
+	replicas int
+}{
+	{"badger", "badger", 1},
+	{"postgres-1", "postgres", 1},
+	{"postgres-2", "postgres", 2},
+	{"postgres-3", "postgres", 3},
+}
+
 // BenchmarkReplicas measures conversations served by real aguic serve
 // processes, side by side in one run: Badger (one process, the baseline)
-// and PostgreSQL with 1, 2 and 3 replicas on one schema (skipped without
-// AGUIC_TEST_POSTGRES), each at 16 and 64 concurrent clients, for the
-// workflows of replicaWorkflows. The clients are aguic bench's (in this
-// process): conversations of 10 turns, each turn to the next replica
-// (round-robin, so two turns in a row of a conversation never go to the
-// same replica). b.N is the number of turns of all clients together,
-// after a warm-up of three turns per client.
+// and PostgreSQL with 1, 2 and 3 replicas (each set-up on a schema of its
+// own; skipped without AGUIC_TEST_POSTGRES), each at 16 and 64 concurrent
+// clients, for the workflows of replicaWorkflows. Every set-up's processes
+// are started first and stay up; the sub-benchmarks then measure, for
+// each workflow and number of clients, the set-ups one after the other,
+// so that the numbers compared were measured seconds apart. The clients
+// are aguic bench's (in this process): conversations of 10 turns, each
+// turn to the next replica (round-robin, so two turns in a row of a
+// conversation never go to the same replica). b.N is the number of turns
+// of all clients together, after a warm-up of three turns per client.
 //
 // It reports turns/s, the p50 and p99 latency of a turn, and CPU time per
 // turn: of the aguic processes (aguic-µs/turn; /proc/PID/stat), of the
 // PostgreSQL backends of the replicas' connections (pg-µs/turn; found by
 // their application_name in pg_stat_activity, CPU from /proc/PID/stat),
 // and of those of them that listen for notifications, one per replica
-// (pglisten-µs/turn, a part of pg-µs/turn), of
-// the PostgreSQL server's own processes (pgserver-µs/turn: WAL writer,
-// checkpointer, background writer, postmaster; they serve every client of
-// the server, other tests' included), of the clients (client-µs/turn,
-// this process), how busy the machine's cores were (busy-%, from
-// /proc/stat, whatever ran), and how much of the cores' time went to
-// other processes than those (others-%: on a shared machine, what the
-// rest took from the benchmark).
+// (pglisten-µs/turn, a part of pg-µs/turn), of the PostgreSQL server's
+// own processes (pgserver-µs/turn: WAL writer, checkpointer, background
+// writer, postmaster; they serve every client of the server, other
+// tests' included), of the clients (client-µs/turn, this process), how
+// busy the machine's cores were (busy-%, from /proc/stat, whatever ran),
+// and how much of the cores' time went to other processes than those
+// (others-%: on a shared machine, what the rest took from the benchmark).
 //
 //	AGUIC_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test go test ./cmd/aguic -run '^$' -bench Replicas -benchtime 4000x -timeout 30m
 func BenchmarkReplicas(b *testing.B) {
@@ -91,25 +106,30 @@ func BenchmarkReplicas(b *testing.B) {
 	}
 	writeFiles(b, wfDir, map[string]string{"chat.wf": replicaChat, "todos.wf": string(todos)})
 
-	for _, store := range []string{"badger", "postgres"} {
-		b.Run(store, func(b *testing.B) {
-			counts := []int{1, 2, 3}
-			if store == "badger" {
-				counts = []int{1} // one process owns a data directory
+	sets := map[string]*replicaSet{}
+	for _, c := range replicaConfigs {
+		if c.store == "postgres" && os.Getenv(pgtest.Env) == "" {
+			b.Logf("%s: skipped, set %s to measure PostgreSQL", c.name, pgtest.Env)
+			continue
+		}
+		sets[c.name] = startReplicas(b, bin, wfDir, c.store, c.replicas)
+	}
+	for _, wf := range replicaWorkflows {
+		var configs []string // those that apply, that run
+		for _, c := range replicaConfigs {
+			if sets[c.name] != nil && (!wf.sticky || c.replicas > 1) {
+				configs = append(configs, c.name)
 			}
-			for _, n := range counts {
-				b.Run("replicas="+strconv.Itoa(n), func(b *testing.B) {
-					rs := startReplicas(b, bin, wfDir, store, n)
-					for _, wf := range replicaWorkflows {
-						if wf.sticky && n == 1 {
-							continue
-						}
-						b.Run(wf.name, func(b *testing.B) {
-							for _, clients := range replicaClients {
-								b.Run("clients="+strconv.Itoa(clients), func(b *testing.B) {
-									rs.measure(b, wf.workflow, wf.message, wf.stateless, wf.sticky, clients)
-								})
-							}
+		}
+		if len(configs) == 0 {
+			continue
+		}
+		b.Run(wf.name, func(b *testing.B) {
+			for _, clients := range replicaClients {
+				b.Run("clients="+strconv.Itoa(clients), func(b *testing.B) {
+					for _, name := range configs {
+						b.Run(name, func(b *testing.B) {
+							sets[name].measure(b, wf.workflow, wf.message, wf.stateless, wf.sticky, clients)
 						})
 					}
 				})
@@ -132,7 +152,7 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 	if store == "badger" {
 		args = []string{"--data", filepath.Join(b.TempDir(), "data")}
 	} else {
-		schema := pgtest.Schema(b) // skips without AGUIC_TEST_POSTGRES
+		schema := pgtest.Schema(b)
 		app := "aguic-bench-" + randomHex(6)
 		rs.pg = newPGProcs(b, app)
 		args = []string{"--store", pgStoreArg(b, schema, app)}
