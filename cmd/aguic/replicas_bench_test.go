@@ -166,8 +166,8 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 // cpuSnapshot is what measure reads before and after the turns.
 type cpuSnapshot struct {
 	aguic, backends, listeners, server map[int]time.Duration
-	self                    time.Duration
-	total, idle             int64
+	self                               time.Duration
+	total, idle                        int64
 }
 
 func (rs *replicaSet) snapshot(b *testing.B) cpuSnapshot {
