@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,6 +95,8 @@ var replicaConfigs = []struct {
 // busy the machine's cores were (busy-%, from /proc/stat, whatever ran),
 // and how much of the cores' time went to other processes than those
 // (others-%: on a shared machine, what the rest took from the benchmark).
+// AGUIC_REPLICAS_ENV adds variables, separated by spaces, to the
+// environment of the aguic serve processes (GOMAXPROCS=1, say).
 //
 //	AGUIC_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test go test ./cmd/aguic -run '^$' -bench Replicas -benchtime 4000x -timeout 30m
 func BenchmarkReplicas(b *testing.B) {
@@ -157,8 +160,12 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 		rs.pg = newPGProcs(b, app)
 		args = []string{"--store", pgStoreArg(b, schema, app)}
 	}
+	var env []string // AGUIC_REPLICAS_ENV: variables for the processes, such as GOMAXPROCS=1
+	if v := os.Getenv("AGUIC_REPLICAS_ENV"); v != "" {
+		env = strings.Fields(v)
+	}
 	for range n {
-		rs.procs = append(rs.procs, startReplica(b, bin, wfDir, nil, args...))
+		rs.procs = append(rs.procs, startReplica(b, bin, wfDir, env, args...))
 	}
 	return rs
 }
