@@ -96,7 +96,9 @@ var replicaConfigs = []struct {
 // and how much of the cores' time went to other processes than those
 // (others-%: on a shared machine, what the rest took from the benchmark).
 // AGUIC_REPLICAS_ENV adds variables, separated by spaces, to the
-// environment of the aguic serve processes (GOMAXPROCS=1, say).
+// environment of the aguic serve processes (GOMAXPROCS=1, say), and
+// AGUIC_REPLICAS_STORE_QUERY parameters to the URL of their --store
+// (pool_max_conns=3, say).
 //
 //	AGUIC_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test go test ./cmd/aguic -run '^$' -bench Replicas -benchtime 4000x -timeout 30m
 func BenchmarkReplicas(b *testing.B) {
@@ -158,7 +160,11 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 		schema := pgtest.Schema(b)
 		app := "aguic-bench-" + randomHex(6)
 		rs.pg = newPGProcs(b, app)
-		args = []string{"--store", pgStoreArg(b, schema, app)}
+		store := pgStoreArg(b, schema, app)
+		if q := os.Getenv("AGUIC_REPLICAS_STORE_QUERY"); q != "" { // such as pool_max_conns=3
+			store += "&" + q
+		}
+		args = []string{"--store", store}
 	}
 	var env []string // AGUIC_REPLICAS_ENV: variables for the processes, such as GOMAXPROCS=1
 	if v := os.Getenv("AGUIC_REPLICAS_ENV"); v != "" {
