@@ -124,6 +124,49 @@ func procCPU(pid int) (time.Duration, bool) {
 	return time.Duration(utime+stime) * clockTick, true
 }
 
+// procSwitches is how many times the threads of process pid were
+// switched off a core so far, voluntarily (to wait) or not (preempted):
+// the sum over /proc/PID/task/*/status; false when the process is gone.
+func procSwitches(pid int) (int64, bool) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue // the thread ended
+		}
+		for line := range strings.Lines(string(b)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+				c, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += c
+			}
+		}
+	}
+	return n, true
+}
+
+// switchesOf is procSwitches of each process of pids that is still there.
+func switchesOf(pids []int) map[int]int64 {
+	m := make(map[int]int64, len(pids))
+	for _, pid := range pids {
+		if n, ok := procSwitches(pid); ok {
+			m[pid] = n
+		}
+	}
+	return m
+}
+
+// switchesSince sums what each process of after switched since before.
+func switchesSince(before, after map[int]int64) (n int64) {
+	for pid, a := range after {
+		n += a - before[pid]
+	}
+	return n
+}
+
 // procsCPU is the CPU time of each process of pids that is still there.
 func procsCPU(pids []int) map[int]time.Duration {
 	m := make(map[int]time.Duration, len(pids))

@@ -88,7 +88,9 @@ var replicaConfigs = []struct {
 // PostgreSQL backends of the replicas' connections (pg-µs/turn; found by
 // their application_name in pg_stat_activity, CPU from /proc/PID/stat),
 // and of those of them that listen for notifications, one per replica
-// (pglisten-µs/turn, a part of pg-µs/turn), of the PostgreSQL server's
+// (pglisten-µs/turn, a part of pg-µs/turn), the context switches per
+// turn of the aguic processes' threads and of those backends (aguic-cs/turn,
+// pg-cs/turn: /proc/PID/task/*/status), of the PostgreSQL server's
 // own processes (pgserver-µs/turn: WAL writer, checkpointer, background
 // writer, postmaster; they serve every client of the server, other
 // tests' included), of the clients (client-µs/turn, this process), how
@@ -179,6 +181,7 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 // cpuSnapshot is what measure reads before and after the turns.
 type cpuSnapshot struct {
 	aguic, backends, listeners, server map[int]time.Duration
+	aguicSwitches, pgSwitches          map[int]int64
 	self                               time.Duration
 	total, idle                        int64
 }
@@ -189,10 +192,11 @@ func (rs *replicaSet) snapshot(b *testing.B) cpuSnapshot {
 	for i, p := range rs.procs {
 		pids[i] = p.cmd.Process.Pid
 	}
-	s.aguic = procsCPU(pids)
+	s.aguic, s.aguicSwitches = procsCPU(pids), switchesOf(pids)
 	if rs.pg != nil {
 		backends, listeners, server := rs.pg.pids(b)
 		s.backends, s.listeners, s.server = procsCPU(backends), procsCPU(listeners), procsCPU(server)
+		s.pgSwitches = switchesOf(backends)
 	}
 	s.self = selfCPU()
 	s.total, s.idle = machineTimes()
@@ -241,6 +245,7 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 		b.Fatalf("%d aguic serve processes died", gone)
 	}
 	b.ReportMetric(perTurn(aguic), "aguic-µs/turn")
+	b.ReportMetric(float64(switchesSince(before.aguicSwitches, after.aguicSwitches))/turns, "aguic-cs/turn")
 	client := after.self - before.self
 	ours := aguic + client
 	if rs.pg != nil {
@@ -252,6 +257,7 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 		server, _ := cpuSince(before.server, after.server)
 		b.ReportMetric(perTurn(backends), "pg-µs/turn")
 		b.ReportMetric(perTurn(listeners), "pglisten-µs/turn")
+		b.ReportMetric(float64(switchesSince(before.pgSwitches, after.pgSwitches))/turns, "pg-cs/turn")
 		b.ReportMetric(perTurn(server), "pgserver-µs/turn")
 		ours += backends + server
 	}
