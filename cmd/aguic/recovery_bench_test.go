@@ -67,6 +67,7 @@ var (
 //
 //	AGUIC_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test go test ./cmd/aguic -run '^$' -bench Recovery -benchtime 3x -v -timeout 30m
 func BenchmarkRecovery(b *testing.B) {
+	pgtest.URL(b) // skips without AGUIC_TEST_POSTGRES, before the build
 	dir := b.TempDir()
 	bin := buildBench(b, dir)
 	wfDir := filepath.Join(dir, "workflows")
