@@ -34,21 +34,20 @@ Bench drives concurrent AG-UI conversations against a running server and
 measures them: --url is the endpoint of one workflow, such as
 http://127.0.0.1:8080/agui/workflows/chat, and each of the --clients
 clients plays conversations of --turns turns against it, one after the
-other, each in a thread of its own.
+other, each in a thread of its own. A turn posts a user message (--message)
+and reads the event stream to its terminal event. Without --duration each
+client plays one conversation; with it, the clients start new
+conversations until that much time has passed, and the turns in progress
+then finish. SIGINT stops the clients at once and reports what was
+measured.
 
 Several servers that share one store (replicas of aguic serve --store)
 are named by repeating --url, or by separating the URLs with commas: the
 turns then go to the servers in turn, round-robin, each conversation
 starting at the server after the one the conversation before it started
 at, so that two turns in a row of one conversation never go to the same
-server (unless a URL is given twice). That is the hardest case for
-replicas, and what a load balancer that does not pin threads to servers
-may do. A turn posts a user message (--message)
-and reads the event stream to its terminal event. Without --duration each
-client plays one conversation; with it, the clients start new
-conversations until that much time has passed, and the turns in progress
-then finish. SIGINT stops the clients at once and reports what was
-measured.
+server (unless a URL is given twice), as a load balancer that does not
+pin threads to servers may send them.
 
 A conversation workflow keeps the conversation in its thread: each turn
 sends only the new message, as its clients do. With --stateless each turn
@@ -56,7 +55,7 @@ sends the whole history instead, the user messages and the assistant's
 answers so far, as the clients of a stateless workflow do. Bench first
 describes the workflow (a GET of the URL) and warns when the mode does not
 fit it; a URL it cannot reach, or a workflow the server does not have, is
-an error before any turn. With several URLs each is described so.
+an error before any turn. With several URLs, bench describes each.
 
 A turn succeeds when its stream ends with RUN_FINISHED. Failed turns are
 counted by kind: an HTTP status other than 200 (401 without a valid
