@@ -162,11 +162,11 @@ func startReplicas(b *testing.B, bin, wfDir, store string, n int) *replicaSet {
 		schema := pgtest.Schema(b)
 		app := "aguic-bench-" + randomHex(6)
 		rs.pg = newPGProcs(b, app)
-		store := pgStoreArg(b, schema, app)
+		arg := pgStoreArg(b, schema, app)
 		if q := os.Getenv("AGUIC_REPLICAS_STORE_QUERY"); q != "" { // such as pool_max_conns=3
-			store += "&" + q
+			arg += "&" + q
 		}
-		args = []string{"--store", store}
+		args = []string{"--store", arg}
 	}
 	var env []string // AGUIC_REPLICAS_ENV: variables for the processes, such as GOMAXPROCS=1
 	if v := os.Getenv("AGUIC_REPLICAS_ENV"); v != "" {
