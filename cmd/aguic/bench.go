@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -26,7 +27,7 @@ import (
 func benchCommand() *command {
 	c := &command{
 		name:    "bench",
-		args:    "--url url [--clients n] [--turns n] [--duration duration] [--message text] [--token token] [--stateless] [--json]",
+		args:    "--url url[,url…] [--clients n] [--turns n] [--duration duration] [--message text] [--token token] [--stateless] [--json]",
 		summary: "load a running server with concurrent AG-UI conversations",
 		doc: `
 Bench drives concurrent AG-UI conversations against a running server and
@@ -40,13 +41,21 @@ conversations until that much time has passed, and the turns in progress
 then finish. SIGINT stops the clients at once and reports what was
 measured.
 
+Several servers that share one store (replicas of aguic serve --store)
+are named by repeating --url, or by separating the URLs with commas: the
+turns then go to the servers in turn, round-robin, each conversation
+starting at the server after the one the conversation before it started
+at, so that two turns in a row of one conversation never go to the same
+server (unless a URL is given twice), as a load balancer that does not
+pin threads to servers may send them.
+
 A conversation workflow keeps the conversation in its thread: each turn
 sends only the new message, as its clients do. With --stateless each turn
 sends the whole history instead, the user messages and the assistant's
 answers so far, as the clients of a stateless workflow do. Bench first
 describes the workflow (a GET of the URL) and warns when the mode does not
 fit it; a URL it cannot reach, or a workflow the server does not have, is
-an error before any turn.
+an error before any turn. With several URLs, bench describes each.
 
 A turn succeeds when its stream ends with RUN_FINISHED. Failed turns are
 counted by kind: an HTTP status other than 200 (401 without a valid
@@ -61,6 +70,7 @@ The report gives the turns that succeeded, their rate, the failures, and
 the latency percentiles (p50, p90, p99 and the maximum) of the successful
 turns: the whole turn, from sending the request to reading the terminal
 event; the first event; and the first text delta (TEXT_MESSAGE_CONTENT).
+With several URLs it also gives the turns and failures of each server.
 It is a table on standard output, or with --json one object (durations in
 milliseconds). The clients run in this process: on the server's machine
 they take their share of its CPU.`,
@@ -68,13 +78,15 @@ they take their share of its CPU.`,
 # Sixteen clients for ten seconds against the stateless example chat.
 aguic bench --url http://127.0.0.1:8080/agui/workflows/chat --stateless --clients 16 --duration 10s
 # One conversation of 50 turns with a bearer token, the report as JSON.
-aguic bench --url http://127.0.0.1:8080/agui/workflows/support_chat --turns 50 --token "$TOKEN" --json`,
+aguic bench --url http://127.0.0.1:8080/agui/workflows/support_chat --turns 50 --token "$TOKEN" --json
+# Two replicas on one PostgreSQL database, the turns of each conversation alternating between them.
+aguic bench --url http://10.0.0.1:8080/agui/workflows/support_chat,http://10.0.0.2:8080/agui/workflows/support_chat --clients 16 --duration 10s`,
 		exit: "0 when every turn succeeded, 1 when some failed, 2 on a usage error or when the server cannot be reached.",
 		vars: map[string]string{"json": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		o := benchOptions{clients: 1, turns: 10, message: "hello"}
-		fs.StringVar(&o.url, "url", "", "the `url` of the workflow to run, {base}/workflows/{id}")
+		fs.Var((*urlList)(&o.urls), "url", "the `url` of the workflow to run, {base}/workflows/{id}; repeated or comma-separated for several servers, which the turns go to in turn")
 		checkedVar(fs, &o.clients, "clients", "1", "the `n`umber of concurrent clients, at most 10000", atMost(maxBenchClients))
 		checkedVar(fs, &o.turns, "turns", "10", "the `n`umber of turns of each conversation", positive)
 		checkedVar(fs, &o.duration, "duration", "", "keep starting conversations for this `duration`; one per client by default", durationAtLeast(1))
@@ -86,11 +98,13 @@ aguic bench --url http://127.0.0.1:8080/agui/workflows/support_chat --turns 50 -
 			if len(args) > 0 {
 				return usageError(e, c, "unexpected arguments: give the URL with --url")
 			}
-			if o.url == "" {
+			if len(o.urls) == 0 {
 				return usageError(e, c, "--url is required: the URL of a workflow, such as http://127.0.0.1:8080/agui/workflows/chat")
 			}
-			if u, err := url.Parse(o.url); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return usageError(e, c, "--url: %q is not an http or https URL", o.url)
+			for _, s := range o.urls {
+				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError(e, c, "--url: %q is not an http or https URL", s)
+				}
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -102,7 +116,7 @@ aguic bench --url http://127.0.0.1:8080/agui/workflows/support_chat --turns 50 -
 
 // benchOptions is what aguic bench was asked to do.
 type benchOptions struct {
-	url       string
+	urls      []string // the turns go to them in turn
 	clients   int
 	turns     int           // per conversation
 	duration  time.Duration // 0: one conversation per client
@@ -111,10 +125,31 @@ type benchOptions struct {
 	stateless bool
 }
 
+// urlList is the flag --url: each value, given once or repeated, is one
+// URL or several separated by commas, appended in order; empty parts are
+// left out. The URLs are checked once the flags are parsed.
+type urlList []string
+
+func (l *urlList) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*l = append(*l, part)
+		}
+	}
+	return nil
+}
+
+func (l *urlList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
 // benchmark runs the clients and reports; the result is the exit status.
 func benchmark(ctx context.Context, e *env, o benchOptions, asJSON bool) int {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = o.clients // keep every client's connection
+	tr.MaxIdleConnsPerHost = o.clients // keep every client's connection to each server
 	tr.DisableCompression = true
 	b := &bencher{o: o, client: &http.Client{Transport: tr}, prefix: "bench-" + randomHex(4)}
 	defer tr.CloseIdleConnections()
@@ -133,7 +168,11 @@ func benchmark(ctx context.Context, e *env, o benchOptions, asJSON bool) int {
 	} else {
 		span = "one conversation of " + span + " each"
 	}
-	fmt.Fprintf(e.stderr, "aguic bench: %d %s, %s mode, %s, against %s\n", o.clients, plural(o.clients, "client"), mode, span, o.url)
+	against := o.urls[0]
+	if len(o.urls) > 1 {
+		against = fmt.Sprintf("%d servers in turn: %s", len(o.urls), strings.Join(o.urls, ", "))
+	}
+	fmt.Fprintf(e.stderr, "aguic bench: %d %s, %s mode, %s, against %s\n", o.clients, plural(o.clients, "client"), mode, span, against)
 
 	start := time.Now()
 	if o.duration > 0 {
@@ -165,27 +204,38 @@ func benchmark(ctx context.Context, e *env, o benchOptions, asJSON bool) int {
 type bencher struct {
 	o        benchOptions
 	client   *http.Client
-	prefix   string    // of the thread ids, different at every run
-	deadline time.Time // when to start no more conversations; zero: none
+	prefix   string       // of the thread ids, different at every run
+	deadline time.Time    // when to start no more conversations; zero: none
+	started  atomic.Int64 // conversations started: the next starts at server started % len(urls)
 }
 
 // maxBenchClients is the most clients one bench runs: each is a
 // goroutine and a connection, and one machine opens only so many.
 const maxBenchClients = 10000
 
-// describe GETs the workflow's URL before any turn: a server that cannot
+// describe GETs each workflow URL before any turn: a server that cannot
 // be reached, or that has no such workflow (404), is an error, and a mode
-// that does not fit the workflow a warning. Other answers will do: a 401
-// shows in the turns.
+// that does not fit the workflow a warning (once for each workflow id).
+// Other answers will do: a 401 shows in the turns.
 func (b *bencher) describe(ctx context.Context, e *env) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.o.url, nil)
+	warned := map[string]bool{}
+	for _, u := range b.o.urls {
+		if err := b.describeOne(ctx, e, u, warned); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bencher) describeOne(ctx context.Context, e *env, u string, warned map[string]bool) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
 	b.authorize(req)
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("cannot reach %s: %v", b.o.url, unwrapURLError(err))
+		return fmt.Errorf("cannot reach %s: %v", u, unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	var info struct {
@@ -198,11 +248,12 @@ func (b *bencher) describe(ctx context.Context, e *env) error {
 		if detail == "" {
 			detail = resp.Status
 		}
-		return fmt.Errorf("%s: %s", b.o.url, detail)
+		return fmt.Errorf("%s: %s", u, detail)
 	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Conversation == nil {
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &info) != nil || info.Conversation == nil || warned[info.ID] {
 		return nil
 	}
+	warned[info.ID] = true
 	switch {
 	case *info.Conversation && b.o.stateless:
 		e.errorf("warning: %s is a conversation workflow: its clients send only the new message; leave out --stateless to do as they do", info.ID)
@@ -228,7 +279,7 @@ func (b *bencher) stopping(ctx context.Context) bool {
 func (b *bencher) play(ctx context.Context, client int) *benchStats {
 	s := &benchStats{}
 	for n := 0; !b.stopping(ctx); n++ {
-		c := &benchConversation{thread: fmt.Sprintf("%s-%d-%d", b.prefix, client, n)}
+		c := &benchConversation{thread: fmt.Sprintf("%s-%d-%d", b.prefix, client, n), first: int((b.started.Add(1) - 1) % int64(len(b.o.urls)))}
 		s.conversations++
 		for range b.o.turns {
 			t := b.turn(ctx, c)
@@ -253,6 +304,7 @@ func (b *bencher) play(ctx context.Context, client int) *benchStats {
 // benchConversation is one thread as its client sees it.
 type benchConversation struct {
 	thread  string
+	first   int // the index of the server of its first turn
 	turns   int
 	history []agui.Message // with --stateless: every message so far
 }
@@ -263,13 +315,22 @@ type turnResult struct {
 	kind, detail string
 	interrupted  bool // the run was stopped by SIGINT: not a result
 	waiting      bool // it ended waiting for frontend tool results or interrupt answers
+	server       int  // the index of the URL it went to
 
 	total, firstEvent, firstText time.Duration // firstText is 0 without text
 }
 
-// turn plays one turn of c: it posts the user message and reads the
-// stream to its end.
+// turn plays one turn of c: it posts the user message to the next server
+// of c's round and reads the stream to its end.
 func (b *bencher) turn(ctx context.Context, c *benchConversation) turnResult {
+	server := (c.first + c.turns) % len(b.o.urls)
+	t := b.turnAt(ctx, c, b.o.urls[server])
+	t.server = server
+	return t
+}
+
+// turnAt is turn against the workflow URL u.
+func (b *bencher) turnAt(ctx context.Context, c *benchConversation, u string) turnResult {
 	c.turns++
 	msg := agui.Message{ID: fmt.Sprintf("%s-user-%d", c.thread, c.turns), Role: agui.RoleUser, Content: agui.Text(b.o.message)}
 	msgs := []agui.Message{msg}
@@ -288,7 +349,7 @@ func (b *bencher) turn(ctx context.Context, c *benchConversation) turnResult {
 	if err != nil {
 		return turnResult{kind: "request", detail: err.Error()}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.o.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return turnResult{kind: "request", detail: err.Error()}
 	}
@@ -436,6 +497,20 @@ type benchStats struct {
 	waiting                     int             // the turns that succeeded waiting for the client
 	failures                    map[string]*benchFailure
 	failureOrder                []string
+	servers                     []benchServerStats // by the index of the URL
+}
+
+// benchServerStats are the turns of one server.
+type benchServerStats struct {
+	turns, errors int // that succeeded, that failed
+}
+
+// server returns the statistics of server i.
+func (s *benchStats) server(i int) *benchServerStats {
+	for len(s.servers) <= i {
+		s.servers = append(s.servers, benchServerStats{})
+	}
+	return &s.servers[i]
 }
 
 type benchFailure struct {
@@ -445,6 +520,7 @@ type benchFailure struct {
 
 func (s *benchStats) add(t turnResult) {
 	if t.kind == "" {
+		s.server(t.server).turns++
 		if t.waiting {
 			s.waiting++
 		}
@@ -455,16 +531,22 @@ func (s *benchStats) add(t turnResult) {
 		}
 		return
 	}
+	s.server(t.server).errors++
+	s.addFailure(t.kind, t.detail, 1)
+}
+
+// addFailure counts n failures of a kind, whose first says detail.
+func (s *benchStats) addFailure(kind, detail string, n int) {
 	if s.failures == nil {
 		s.failures = map[string]*benchFailure{}
 	}
-	f := s.failures[t.kind]
+	f := s.failures[kind]
 	if f == nil {
-		f = &benchFailure{first: t.detail}
-		s.failures[t.kind] = f
-		s.failureOrder = append(s.failureOrder, t.kind)
+		f = &benchFailure{first: detail}
+		s.failures[kind] = f
+		s.failureOrder = append(s.failureOrder, kind)
 	}
-	f.count++
+	f.count += n
 }
 
 func (s *benchStats) merge(o *benchStats) {
@@ -475,14 +557,19 @@ func (s *benchStats) merge(o *benchStats) {
 	s.firstText = append(s.firstText, o.firstText...)
 	for _, kind := range o.failureOrder {
 		f := o.failures[kind]
-		s.add(turnResult{kind: kind, detail: f.first})
-		s.failures[kind].count += f.count - 1
+		s.addFailure(kind, f.first, f.count)
+	}
+	for i, o := range o.servers {
+		c := s.server(i)
+		c.turns += o.turns
+		c.errors += o.errors
 	}
 }
 
 // benchReport is the report, as --json prints it.
 type benchReport struct {
-	URL                  string         `json:"url"`
+	URL                  string         `json:"url"`  // the first of URLs
+	URLs                 []string       `json:"urls"` // every server's, in the order the turns go to them
 	Mode                 string         `json:"mode"` // "conversation" or "stateless"
 	Clients              int            `json:"clients"`
 	TurnsPerConversation int            `json:"turnsPerConversation"`
@@ -495,6 +582,14 @@ type benchReport struct {
 	ErrorCount           int            `json:"errorCount"`
 	Errors               []benchError   `json:"errors"`
 	LatencyMs            benchLatencies `json:"latencyMs"`
+	Servers              []benchServer  `json:"servers"` // by URL, in the order of URLs
+}
+
+// benchServer is what one URL of several served.
+type benchServer struct {
+	URL        string `json:"url"`
+	Turns      int    `json:"turns"`      // that ended with RUN_FINISHED
+	ErrorCount int    `json:"errorCount"` // that failed
 }
 
 type benchError struct {
@@ -535,7 +630,8 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func (b *bencher) report(s *benchStats, elapsed time.Duration, interrupted bool) *benchReport {
 	r := &benchReport{
-		URL:                  b.o.url,
+		URL:                  b.o.urls[0],
+		URLs:                 b.o.urls,
 		Mode:                 "conversation",
 		Clients:              b.o.clients,
 		TurnsPerConversation: b.o.turns,
@@ -562,6 +658,10 @@ func (b *bencher) report(s *benchStats, elapsed time.Duration, interrupted bool)
 		r.Errors = append(r.Errors, benchError{Kind: kind, Count: f.count, First: f.first})
 		r.ErrorCount += f.count
 	}
+	for i, u := range b.o.urls {
+		c := s.server(i)
+		r.Servers = append(r.Servers, benchServer{URL: u, Turns: c.turns, ErrorCount: c.errors})
+	}
 	return r
 }
 
@@ -581,6 +681,12 @@ func (r *benchReport) write(w io.Writer) {
 	fmt.Fprintf(&b, "errors         %d\n", r.ErrorCount)
 	for _, e := range r.Errors {
 		fmt.Fprintf(&b, "  %s: %d, the first: %s\n", e.Kind, e.Count, e.First)
+	}
+	if len(r.Servers) > 1 {
+		fmt.Fprintf(&b, "servers        %d, the turns of each conversation in turn\n", len(r.Servers))
+		for _, s := range r.Servers {
+			fmt.Fprintf(&b, "  %s: %d %s, %d %s\n", s.URL, s.Turns, plural(s.Turns, "turn"), s.ErrorCount, plural(s.ErrorCount, "error"))
+		}
 	}
 	fmt.Fprintf(&b, "\n%-12s %8s %8s %8s %8s\n", "latency", "p50", "p90", "p99", "max")
 	for _, row := range []struct {

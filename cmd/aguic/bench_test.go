@@ -13,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/aguic/aguic/internal/pgtest"
 )
 
 // benchWorkflows are the workflows the bench tests serve: a stateless
@@ -333,4 +336,177 @@ func TestBenchProtocol(t *testing.T) {
 			}
 		}
 	})
+}
+
+// benchFake is a fake AG-UI server that answers every turn at once and
+// records, for each thread, the user messages it was sent.
+type benchFake struct {
+	*httptest.Server
+	mu    sync.Mutex
+	turns map[string][]string // thread: the ids of its user messages, in order
+}
+
+func newBenchFake(t *testing.T, status int) *benchFake {
+	f := &benchFake{turns: map[string][]string{}}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			fmt.Fprint(w, `{"id": "talk", "conversation": true}`)
+			return
+		}
+		var body struct {
+			ThreadID string                `json:"threadId"`
+			Messages []struct{ ID string } `json:"messages"`
+		}
+		json.NewDecoder(r.Body).Decode(&body)
+		f.mu.Lock()
+		for _, m := range body.Messages {
+			f.turns[body.ThreadID] = append(f.turns[body.ThreadID], m.ID)
+		}
+		f.mu.Unlock()
+		if status != http.StatusOK {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"status": %d, "detail": "not this one"}`, status)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"type\":\"RUN_STARTED\",\"threadId\":%q,\"runId\":\"r\"}\n\n", body.ThreadID)
+		fmt.Fprintf(w, "data: {\"type\":\"RUN_FINISHED\",\"threadId\":%q,\"runId\":\"r\"}\n\n", body.ThreadID)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// TestBenchServers: with several URLs, repeated, comma-separated or in
+// AGUIC_URL, the turns of each conversation go to the servers in turn,
+// and the conversations start at each server in turn; the report counts
+// the turns and failures of each server.
+func TestBenchServers(t *testing.T) {
+	for _, form := range []string{"repeated", "comma-separated", "AGUIC_URL"} {
+		t.Run(form, func(t *testing.T) {
+			t.Setenv("AGUIC_URL", "")
+			fakes := []*benchFake{newBenchFake(t, 200), newBenchFake(t, 200), newBenchFake(t, 200)}
+			urls := []string{fakes[0].URL + "/talk", fakes[1].URL + "/talk", fakes[2].URL + "/talk"}
+			args := []string{"--url", strings.Join(urls, " , ")}
+			switch form {
+			case "repeated":
+				args = []string{"--url", urls[0], "--url", urls[1] + "," + urls[2]}
+			case "AGUIC_URL":
+				t.Setenv("AGUIC_URL", strings.Join(urls, ","))
+				args = nil
+			}
+			code, r, stderr := benchRun(t, append(args, "--clients", "4", "--turns", "5")...)
+			if code != exitOK || r == nil || r.Turns != 20 || r.ErrorCount != 0 {
+				t.Fatalf("exit status %d, report %+v: %s", code, r, stderr)
+			}
+			if !strings.Contains(stderr, "against 3 servers in turn: "+strings.Join(urls, ", ")+"\n") {
+				t.Errorf("stderr %q", stderr)
+			}
+			if r.URL != urls[0] || fmt.Sprint(r.URLs) != fmt.Sprint(urls) {
+				t.Errorf("url %q, urls %q, want %q", r.URL, r.URLs, urls)
+			}
+			// Turn k (from 1) of a conversation went to server (first+k-1) % 3,
+			// and the four conversations started at servers 0, 1, 2, 0 in
+			// some order.
+			where := map[string]map[int]int{} // thread: turn number: server
+			for i, f := range fakes {
+				for th, ids := range f.turns {
+					for _, id := range ids {
+						var k int
+						fmt.Sscanf(id[strings.LastIndex(id, "-")+1:], "%d", &k)
+						if where[th] == nil {
+							where[th] = map[int]int{}
+						}
+						where[th][k] = i
+					}
+				}
+			}
+			firsts := map[int]int{}
+			for th, turns := range where {
+				if len(turns) != 5 {
+					t.Errorf("thread %s: turns %v, want 5", th, turns)
+					continue
+				}
+				for k := 2; k <= 5; k++ {
+					if turns[k] != (turns[k-1]+1)%3 {
+						t.Errorf("thread %s: turn %d on server %d after turn %d on %d", th, k, turns[k], k-1, turns[k-1])
+					}
+				}
+				firsts[turns[1]]++
+			}
+			if len(where) != 4 || firsts[0] != 2 || firsts[1] != 1 || firsts[2] != 1 {
+				t.Errorf("%d conversations starting at servers %v, want 4 starting at 0, 1, 2, 0", len(where), firsts)
+			}
+			want := []benchServer{{urls[0], 7, 0}, {urls[1], 7, 0}, {urls[2], 6, 0}}
+			if fmt.Sprint(r.Servers) != fmt.Sprint(want) {
+				t.Errorf("servers %+v, want %+v", r.Servers, want)
+			}
+		})
+	}
+
+	t.Run("one fails", func(t *testing.T) {
+		good, bad := newBenchFake(t, 200), newBenchFake(t, http.StatusServiceUnavailable)
+		urls := []string{good.URL + "/talk", bad.URL + "/talk"}
+		var stdout bytes.Buffer
+		code := run([]string{"bench", "--url", urls[0] + "," + urls[1], "--clients", "2", "--turns", "3"}, nil, &stdout, io.Discard)
+		// The conversation that starts at the good server fails at its
+		// second turn, the other at its first.
+		if code != exitFound {
+			t.Errorf("exit status %d", code)
+		}
+		for _, want := range []string{
+			"turns          1 in ",
+			"errors         2\n  HTTP 503 Service Unavailable: 2, the first: not this one\n",
+			"servers        2, the turns of each conversation in turn\n",
+			"  " + urls[0] + ": 1 turn, 0 errors\n",
+			"  " + urls[1] + ": 0 turns, 2 errors\n",
+		} {
+			if !strings.Contains(stdout.String(), want) {
+				t.Errorf("the table has no %q:\n%s", want, stdout.String())
+			}
+		}
+	})
+
+	t.Run("one is unreachable", func(t *testing.T) {
+		good := newBenchFake(t, 200)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		down := "http://" + ln.Addr().String() + "/talk"
+		ln.Close()
+		code, r, stderr := benchRun(t, "--url", good.URL+"/talk", "--url", down)
+		if code != exitUsage || r != nil || !strings.HasPrefix(stderr, "aguic bench: cannot reach "+down+": ") || len(good.turns) != 0 {
+			t.Errorf("exit status %d, report %+v, %d turns sent, stderr %q", code, r, len(good.turns), stderr)
+		}
+	})
+
+	t.Run("a bad one", func(t *testing.T) {
+		good := newBenchFake(t, 200)
+		code, _, stderr := benchRun(t, "--url", good.URL+"/talk,127.0.0.1:8080/agui")
+		if code != exitUsage || !strings.Contains(stderr, `aguic bench: --url: "127.0.0.1:8080/agui" is not an http or https URL`) {
+			t.Errorf("exit status %d: %s", code, stderr)
+		}
+	})
+}
+
+// TestBenchReplicas drives two aguic serve sharing one PostgreSQL schema
+// (skipped without AGUIC_TEST_POSTGRES): every turn of conversations that
+// alternate between them succeeds.
+func TestBenchReplicas(t *testing.T) {
+	store := pgStoreArg(t, pgtest.Schema(t), "")
+	dir := t.TempDir()
+	wfDir := writeWorkflow(t, dir, "park.wf", parkWorkflow)
+	var urls []string
+	for range 2 {
+		srv := startServe(t, serveOptions{dir: wfDir, where: where{url: store}, basePath: "/agui", deadline: -1, leaseTTL: 10 * time.Second})
+		urls = append(urls, srv.url+"/agui/workflows/park")
+	}
+	code, r, stderr := benchRun(t, "--url", strings.Join(urls, ","), "--clients", "3", "--turns", "4")
+	if code != exitOK || r == nil || r.Turns != 12 || r.ErrorCount != 0 {
+		t.Fatalf("exit status %d, report %+v: %s", code, r, stderr)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Turns != 6 || r.Servers[1].Turns != 6 {
+		t.Errorf("servers %+v, want 6 turns each", r.Servers)
+	}
 }
