@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aguic/aguic/vm/store"
@@ -55,19 +56,31 @@ func (w where) String() string {
 }
 
 // splitSchema takes the schema of the store's tables out of a URL: its
-// search_path parameter, which names it ("" for the default, aguic).
+// search_path parameter, which names it ("" for the default, aguic). The
+// rest of the query goes on as it was written: pgx reads it as libpq
+// does, where a "+" is a plus, not a space.
 func splitSchema(s string) (connect, schema string) {
 	u, err := url.Parse(s)
 	if err != nil {
 		return s, ""
 	}
-	q := u.Query()
-	schema = q.Get("search_path")
+	var kept []string
+	for _, part := range strings.Split(u.RawQuery, "&") {
+		name, value, _ := strings.Cut(part, "=")
+		if name != "search_path" {
+			if part != "" {
+				kept = append(kept, part)
+			}
+			continue
+		}
+		if v, err := url.QueryUnescape(value); err == nil {
+			schema = v
+		}
+	}
 	if schema == "" {
 		return s, ""
 	}
-	q.Del("search_path")
-	u.RawQuery = q.Encode()
+	u.RawQuery = strings.Join(kept, "&")
 	return u.String(), schema
 }
 

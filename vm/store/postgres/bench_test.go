@@ -42,7 +42,7 @@ func turnEnd(k store.Key, lazy bool) store.Commit {
 
 // BenchmarkTurnCommit measures one commit that ends a turn (turnEnd): as
 // a turn makes it, synchronous (on disk when it returns); lazy, as the
-// saves in the middle of a turn are; and synchronous from 8 goroutines
+// saves in the middle of a turn are; and synchronous from 8 × GOMAXPROCS goroutines
 // committing to threads of their own at once, whose flushes PostgreSQL
 // shares.
 func BenchmarkTurnCommit(b *testing.B) {
