@@ -389,20 +389,7 @@ keep:
 	pendingAfter, pendingErr := pendingRuns(after, st, keys)
 
 	// The histories, and the checks.
-	histories := map[string][]crashMessage{}
-	for _, th := range threads {
-		var h struct {
-			Messages []crashMessage `json:"messages"`
-		}
-		hctx, hcancel := context.WithTimeout(context.Background(), crashSettleGuard)
-		_, err := c.call(hctx, http.MethodPost, "/history", map[string]any{"threadId": th.id, "workflowId": th.wf}, &h)
-		hcancel()
-		if err != nil {
-			t.Errorf("%s: the history: %v", th.id, err)
-			continue
-		}
-		histories[th.id] = h.Messages
-	}
+	histories := c.histories(t, threads)
 
 	summary := map[string]int{}
 	var failed []*crashThread

@@ -593,20 +593,7 @@ keep:
 	last.Wait()
 
 	// The histories, and the checks.
-	histories := map[string][]crashMessage{}
-	for _, th := range threads {
-		var h struct {
-			Messages []crashMessage `json:"messages"`
-		}
-		hctx, hcancel := context.WithTimeout(context.Background(), crashSettleGuard)
-		_, err := c.call(hctx, http.MethodPost, "/history", map[string]any{"threadId": th.id, "workflowId": th.wf}, &h)
-		hcancel()
-		if err != nil {
-			t.Errorf("%s: the history: %v", th.id, err)
-			continue
-		}
-		histories[th.id] = h.Messages
-	}
+	histories := c.histories(t, threads)
 
 	summary := map[string]int{}
 	var failed []*crashThread
@@ -674,6 +661,26 @@ keep:
 // crashProblem is one thing wrong with a thread; kind counts it in the
 // summary.
 type crashProblem struct{ kind, text string }
+
+// histories reads the history of every thread, after the campaign.
+func (c *crashCampaign) histories(t *testing.T, threads []*crashThread) map[string][]crashMessage {
+	t.Helper()
+	histories := map[string][]crashMessage{}
+	for _, th := range threads {
+		var h struct {
+			Messages []crashMessage `json:"messages"`
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), crashSettleGuard)
+		_, err := c.call(ctx, http.MethodPost, "/history", map[string]any{"threadId": th.id, "workflowId": th.wf}, &h)
+		cancel()
+		if err != nil {
+			t.Errorf("%s: the history: %v", th.id, err)
+			continue
+		}
+		histories[th.id] = h.Messages
+	}
+	return histories
+}
 
 // checkCrashThread compares a thread's history with what its client sent
 // and saw.
