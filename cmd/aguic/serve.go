@@ -45,7 +45,12 @@ browser at /docs, a health check at /healthz.
 The files are compiled before the server listens: diagnostics go to
 standard error, and errors end the command with status 1. Threads live in
 the data directory (--data); runs a crash left unfinished resume from their
-last saved node in the background once it is opened. Once it listens, the
+last saved node in the background once it is opened. With --store
+postgres://…, threads live in that PostgreSQL database instead, and several
+aguic serve processes (replicas) may share it behind any load balancer:
+each takes any request, one run per thread holds across them, a cancel
+reaches the run wherever it executes, and the runs of a replica that died
+resume on another once their leases expire (--lease-ttl). Once it listens, the
 server logs its URL, the workflows it serves and the URL of its docs on
 standard error, then one line per run. --deadline bounds every run (0 for
 none).
