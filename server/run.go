@@ -203,6 +203,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Load:    s.cfg.Load,
 		Frames:  s.frames,
 		Live:    s.live(r),
+		Release: true,
 		Now:     s.now,
 	}
 	if wf.Conversation {
@@ -417,7 +418,9 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	ack := time.AfterFunc(ackDelay, func() { turn.Sync() })
 	defer ack.Stop()
 	o, _, err := turn.RunUntil(r.ctx, s.handing)
-	s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
+	if !turn.Released() {
+		s.cfg.Store.Release(context.WithoutCancel(r.ctx), r.lease)
+	}
 	s.forget(r)
 	r.mu.Lock()
 	r.final = o.Status

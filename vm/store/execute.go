@@ -42,6 +42,11 @@ type Request struct {
 	Frames *Frames
 	// Live learns of the run as it happens: its events, and its nodes.
 	Live Live
+	// Release: the commit of the run's end gives the lease up, the
+	// caller's (Lease) too, so that freeing the thread costs no write of
+	// its own; Turn.Released says whether it did. A lease Begin took is
+	// always given up so.
+	Release bool
 	// OnDurable, when not nil, is called once the turn's start is durable
 	// (a power loss cannot lose it), when that happens before the run
 	// ends: before the run's first node that is not pure, or at Turn.Sync.
@@ -188,6 +193,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	t.j.start = &start{frame: base, queued: req.Queued}
 	t.j.undo = t.f.UndoDelta
 	t.j.onDurable = req.OnDurable
+	t.j.release = t.ownLock || req.Release
 	return t, nil
 }
 
@@ -272,10 +278,14 @@ func (t *Turn) run(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 func (t *Turn) end(ctx context.Context) {
 	t.stop()
 	t.lose()
-	if t.ownLock {
+	if t.ownLock && !t.Released() {
 		t.st.Release(ctx, t.lease)
 	}
 }
+
+// Released reports whether the commit of the run's end gave the lease up
+// (Request.Release): the caller has nothing left to release.
+func (t *Turn) Released() bool { return t.j != nil && t.j.released }
 
 // queuedInput is the Input of a queued run: what Begin will be asked.
 type queuedInput struct {

@@ -78,6 +78,9 @@ type Journal struct {
 	// a sync before the run's end.
 	durable   atomic.Bool
 	onDurable func()
+	// release: the run's end gives the lease up in its commit
+	// (Commit.Release); released once it did.
+	release, released bool
 }
 
 // start is what the commit of a run's start writes besides the run record
@@ -329,10 +332,12 @@ func (j *Journal) Finish(f *vm.Frame, o vm.Outcome) error {
 	}
 	runRec := j.run
 	c.Run = &runRec
+	c.Release = j.release
 	if err := j.commit(c); err != nil {
 		j.frames.drop(j.lease.Key)
 		return err
 	}
+	j.released = c.Release
 	j.start = nil
 	if o.Status == vm.Failed || o.Status == vm.Cancelled {
 		j.frames.drop(j.lease.Key)

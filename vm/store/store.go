@@ -155,6 +155,11 @@ type Commit struct {
 	// process crash loses nothing, a power cut may lose it and the lazy
 	// commits after the last one that was not lazy (or the last Sync).
 	Lazy bool
+	// Release gives the lease up with the commit, as Release after it
+	// would (the lease can then no longer commit, renew or release): the
+	// commit that ends a run frees its thread without another write. A
+	// commit refused for any reason releases nothing.
+	Release bool
 }
 
 // Page asks for a slice of a listing: after a cursor, at most Limit items.

@@ -57,6 +57,9 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 		}
 		sl.head = &h
 		out = thread(l.Key, &h)
+		if c.Release {
+			sl.owner = ""
+		}
 		return nil
 	})
 	if err != nil {

@@ -9,15 +9,17 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// commitSQL calls commit_v1 (migrations/0001_init.sql) with a commit.
+// commitSQL calls commit_v2 (migrations/0002_commit_release.sql: commit_v1
+// of 0001_init.sql, and the lease given up with c.Release) with a commit.
 const commitSQL = `SELECT o_status, o_hash, o_wait, o_wake_at, o_run_id, o_last_seq, o_first_seq, o_version, o_created, o_updated
-FROM commit_v1($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-	$18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32)`
+FROM commit_v2($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
+	$18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)`
 
 // Commit writes c to the lease's thread in one statement, a call of the
-// function commit_v1, in a transaction of its own: one round trip to the
+// function commit_v2, in a transaction of its own: one round trip to the
 // server (after the first, which prepares the statement on the
-// connection). It is synchronous unless c.Lazy.
+// connection). It is synchronous unless c.Lazy; with c.Release, the lease
+// is given up in the same transaction.
 //
 // c.Run.Key may be left zero: the run belongs to the lease's thread. Hide
 // may name events of this commit; it skips events that retention removed
@@ -38,7 +40,7 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	if err := s.enter(ctx); err != nil {
 		return fail(err)
 	}
-	args := make([]any, 0, 32)
+	args := make([]any, 0, 33)
 	args = append(args, k.Scope, k.Workflow, k.Thread, l.Owner, int64(l.Token), int64(c.Expect), c.Lazy)
 	if cp := c.Checkpoint; cp != nil {
 		args = append(args, true, string(cp.Status), cp.Hash, cp.Wait, optTime(cp.WakeAt), cp.RunID, cp.Frame)
@@ -61,6 +63,7 @@ func (s *Store) Commit(ctx context.Context, l store.Lease, c store.Commit) (stor
 	} else {
 		args = append(args, false, false, "", "", time.Time{}, nil, nil, "", nil)
 	}
+	args = append(args, c.Release)
 
 	th := store.Thread{Key: k}
 	var status string

@@ -15,6 +15,33 @@ var commitChecks = []check{
 	{"Run", checkCommitRun},
 	{"Expect", checkCommitExpect},
 	{"ConflictWritesNothing", checkConflictWritesNothing},
+	{"Release", checkCommitRelease},
+}
+
+// checkCommitRelease: a commit with Release writes what it holds and gives
+// the lease up, as Release after it would; a refused one releases nothing.
+func checkCommitRelease(c *tc) {
+	k := key("acme", "chat", "t1")
+	l := c.acquire(k, "owner-a", long)
+	// Refused (its Expect is wrong): the lease stays held.
+	_, err := c.s.Commit(c.ctx, l, store.Commit{Expect: 99, Release: true, Events: mkEvents("r1", 1, 1)})
+	c.wantErr("Commit with Release and a wrong Expect", err, store.ErrConflict)
+	_, err = c.s.Acquire(c.ctx, k, "owner-b", long)
+	c.wantErr("Acquire by another owner after a refused Commit with Release", err, store.ErrBusy)
+
+	ch, stop := c.s.Watch(k)
+	defer stop()
+	drain(ch)
+	th := c.commit(l, store.Commit{Checkpoint: checkpoint(store.Suspended, "r1", 1), Events: mkEvents("r1", 1, 2), Run: mkRun("r1", k, store.Suspended), Release: true})
+	if th.LastSeq != 2 || th.Status != store.Suspended {
+		c.Errorf("Commit with Release: LastSeq %d, Status %q; want 2, suspended", th.LastSeq, th.Status)
+	}
+	c.woken("Watch after a commit with Release", ch)
+	l2 := c.acquire(k, "owner-b", long)
+	if l2.Token <= l.Token {
+		c.Errorf("Acquire after a commit with Release: Token %d, want more than %d", l2.Token, l.Token)
+	}
+	fenced(c, "after it committed with Release", l, c.thread(k))
 }
 
 func checkCommitCheckpoint(c *tc) {

@@ -261,6 +261,9 @@ func (m *mem) Commit(ctx context.Context, l store.Lease, c store.Commit) (store.
 	}
 	t.Version++
 	t.Updated = m.now()
+	if c.Release && m.bug != "release-ignored" {
+		th.Lease.Owner = ""
+	}
 	out := *t
 	out.Frame, out.Deltas = nil, nil
 	m.changed(l.Key)
@@ -725,6 +728,7 @@ func TestMutants(t *testing.T) {
 		{"pending-unordered", "Bus/Pending"},
 		{"stranded-held", "Bus/Stranded"},
 		{"task-always", "Bus/TakeTask"},
+		{"release-ignored", "Commit/Release"},
 		{"load-now", "Backup/RoundTrip"},
 		{"load-keeps-part", "Backup/Damaged"},
 		{"load-resets-tokens", "Backup/RoundTrip"},
