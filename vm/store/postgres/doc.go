@@ -54,8 +54,9 @@
 //
 // # Commits
 //
-// A Commit is one statement, a call of the PL/pgSQL function commit_v1,
-// in a transaction of its own: one round trip to the server (after the
+// A Commit is one statement, a call of the PL/pgSQL function commit_v2
+// (commit_v1, then, with Commit.Release, the lease given up under the
+// same lock), in a transaction of its own: one round trip to the server (after the
 // first on each connection, which prepares the statement). The function
 // locks the thread's row, checks the lease and the expected version,
 // marks the hidden events, appends the events after the last sequence
@@ -71,8 +72,9 @@
 // check failed; rather than a pipelined batch of statements: the server
 // stops at the first failed check, and the batch would still need a way
 // to fail a transaction on a condition. Its name carries a version, so a
-// later schema that changes it adds commit_v2 beside it, for the aguic
-// of the version before to go on calling commit_v1.
+// later schema that changes it adds a new version beside it, for the
+// aguic of the version before to go on calling its own: migration 0002
+// added commit_v2 and kept commit_v1.
 //
 // Cost grows with what changed: the thread's small row, one row per event
 // and per delta, the frame only when a checkpoint carries one, the run's

@@ -14,7 +14,7 @@ import (
 	"github.com/aguic/aguic/vm/store"
 )
 
-// The SQLSTATEs that commit_v1 raises (class AG, which PostgreSQL does
+// The SQLSTATEs that commit_v1 (and so commit_v2) raises (class AG, which PostgreSQL does
 // not use), and the store errors they stand for.
 var raised = map[string]error{
 	"AGL01": store.ErrLeaseLost,
