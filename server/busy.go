@@ -118,7 +118,11 @@ func (s *Server) followQueued(r *run) {
 	defer close(r.done)
 	defer r.cancel()
 	s.forget(r)
-	after, err := s.runStart(r.ctx, r.key, r.id)
+	th, err := s.cfg.Store.Thread(r.ctx, r.key)
+	var after uint64
+	if err == nil {
+		after, err = s.runStart(r.ctx, th, r.id)
+	}
 	if err != nil {
 		s.followFailed(r.ctx, r, err)
 		return

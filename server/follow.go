@@ -96,7 +96,7 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 	return s.streamWith(r, func(ctx context.Context) {
 		if after == 0 {
 			var err error
-			if after, err = s.runStart(ctx, th.Key, rec.ID); err != nil {
+			if after, err = s.runStart(ctx, th, rec.ID); err != nil {
 				s.followFailed(ctx, r, err)
 				return
 			}
@@ -198,26 +198,38 @@ func (s *Server) followRun(ctx context.Context, r *run, key store.Key, runID str
 // whether an event of the run was seen, and whether the log has gone past
 // the run (an event of a later run).
 func (s *Server) followEvents(ctx context.Context, r *run, key store.Key, runID string, after uint64, seen, silent bool) (uint64, bool, bool, error) {
+	past := false
+	after, err := s.eachEvent(ctx, key, after, func(se store.Event) bool {
+		if se.RunID != runID {
+			past = seen
+			return !seen
+		}
+		seen = true
+		if (silent || !se.Silent) && !se.Hidden {
+			r.pushStored(se)
+		}
+		return true
+	})
+	return after, seen, past, err
+}
+
+// eachEvent calls each with the thread's stored events after the cursor,
+// in order, a page at a time, until each returns false or the log ends,
+// and returns the cursor after the last event each took.
+func (s *Server) eachEvent(ctx context.Context, key store.Key, after uint64, each func(store.Event) bool) (uint64, error) {
 	for {
 		evs, err := s.cfg.Store.Events(ctx, key, after, followPage)
 		if err != nil {
-			return after, seen, false, err
+			return after, err
 		}
 		for _, se := range evs {
-			if se.RunID != runID {
-				if seen {
-					return after, seen, true, nil
-				}
-				after = se.Seq
-				continue
+			if !each(se) {
+				return after, nil
 			}
-			seen, after = true, se.Seq
-			if (silent || !se.Silent) && !se.Hidden {
-				r.pushStored(se)
-			}
+			after = se.Seq
 		}
 		if len(evs) < followPage {
-			return after, seen, false, nil
+			return after, nil
 		}
 	}
 }
@@ -271,12 +283,9 @@ func storedTerminal(threadID, runID string, rec store.Run) agui.Event {
 // events of a run are contiguous in its thread's log, and the last run's
 // are at its end, so it reads the log back from the end, in growing
 // pages, until it finds an event of another run before the run's. A run
-// with no events yet starts after the last event.
-func (s *Server) runStart(ctx context.Context, key store.Key, runID string) (uint64, error) {
-	th, err := s.cfg.Store.Thread(ctx, key)
-	if err != nil {
-		return 0, err
-	}
+// with no events yet starts after the last event of th, as read.
+func (s *Server) runStart(ctx context.Context, th store.Thread, runID string) (uint64, error) {
+	key := th.Key
 	total := int(th.LastSeq - min(th.LastSeq, kept(th)))
 	for n := 64; ; n *= 2 {
 		evs, err := s.cfg.Store.LastEvents(ctx, key, n)
@@ -320,21 +329,16 @@ func (s *Server) followThread(ctx context.Context, r *run, key store.Key, after 
 	defer tick.Stop()
 	last := false
 	for {
-		for {
-			evs, err := s.cfg.Store.Events(ctx, key, after, followPage)
-			if err != nil {
-				s.followFailed(ctx, r, err)
-				return
+		var err error
+		after, err = s.eachEvent(ctx, key, after, func(se store.Event) bool {
+			if !se.Hidden {
+				r.pushStored(se)
 			}
-			for _, se := range evs {
-				after = se.Seq
-				if !se.Hidden {
-					r.pushStored(se)
-				}
-			}
-			if len(evs) < followPage {
-				break
-			}
+			return true
+		})
+		if err != nil {
+			s.followFailed(ctx, r, err)
+			return
 		}
 		th, err := s.cfg.Store.Thread(ctx, key)
 		if err != nil {

@@ -199,7 +199,7 @@ func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID str
 		}
 		return s.snapshot(threadID, runID, h), nil
 	}
-	cut, err := s.runStart(ctx, key, th.RunID)
+	cut, err := s.runStart(ctx, th, th.RunID)
 	if err != nil {
 		return nil, storeFailed("reading the thread's events failed", err)
 	}

@@ -317,7 +317,7 @@ func (s *Server) awaitEnd(ctx context.Context, key store.Key, runID string, chan
 				return "", ctx.Err()
 			}
 			return "", storeFailed("reading the run failed", err)
-		case r.Status != store.Running && r.Status != store.Queued:
+		case ended(r.Status):
 			return r.Status, nil
 		}
 		select {

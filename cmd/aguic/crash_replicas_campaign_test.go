@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -460,22 +459,9 @@ keep:
 	}
 	delayMu.Lock()
 	defer delayMu.Unlock()
-	for i, th := range failed {
-		t.Errorf("%s (%s): %s", th.id, th.wf, strings.Join(problems[th.id], "; "))
-		if i < crashShowThread {
-			t.Logf("the story of %s:\n%s", th.id, crashStory(th, histories[th.id], status[th.id], logs, calls))
-		}
-	}
-	names := make([]string, 0, len(summary))
-	for k := range summary {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	var sb strings.Builder
-	for _, k := range names {
-		fmt.Fprintf(&sb, "\n  %4d  %s", summary[k], k)
-	}
-	t.Errorf("%d of %d threads failed (seed %d); the problems:%s", len(failed), len(threads), seed, sb.String())
+	reportCrashFailures(t, failed, problems, summary, len(threads), seed, func(th *crashThread) string {
+		return crashStory(th, histories[th.id], status[th.id], logs, calls)
+	})
 }
 
 // replicaSettle waits until no run is pending on the threads in the store,

@@ -640,10 +640,24 @@ keep:
 	logs := srv.allLogs()
 	delayMu.Lock()
 	defer delayMu.Unlock()
+	reportCrashFailures(t, failed, problems, summary, len(threads), seed, func(th *crashThread) string {
+		return crashStory(th, histories[th.id], status[th.id], logs, calls)
+	})
+}
+
+// crashProblem is one thing wrong with a thread; kind counts it in the
+// summary.
+type crashProblem struct{ kind, text string }
+
+// reportCrashFailures fails the test with the problems of each failed
+// thread, the story of the first few (story tells one), and how many
+// problems of each kind there were.
+func reportCrashFailures(t *testing.T, failed []*crashThread, problems map[string][]string, summary map[string]int, threads int, seed uint64, story func(*crashThread) string) {
+	t.Helper()
 	for i, th := range failed {
 		t.Errorf("%s (%s): %s", th.id, th.wf, strings.Join(problems[th.id], "; "))
 		if i < crashShowThread {
-			t.Logf("the story of %s:\n%s", th.id, crashStory(th, histories[th.id], status[th.id], logs, calls))
+			t.Logf("the story of %s:\n%s", th.id, story(th))
 		}
 	}
 	names := make([]string, 0, len(summary))
@@ -655,12 +669,8 @@ keep:
 	for _, k := range names {
 		fmt.Fprintf(&sb, "\n  %4d  %s", summary[k], k)
 	}
-	t.Errorf("%d of %d threads failed (seed %d); the problems:%s", len(failed), len(threads), seed, sb.String())
+	t.Errorf("%d of %d threads failed (seed %d); the problems:%s", len(failed), threads, seed, sb.String())
 }
-
-// crashProblem is one thing wrong with a thread; kind counts it in the
-// summary.
-type crashProblem struct{ kind, text string }
 
 // histories reads the history of every thread, after the campaign.
 func (c *crashCampaign) histories(t *testing.T, threads []*crashThread) map[string][]crashMessage {

@@ -283,15 +283,7 @@ func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load 
 	if err != nil {
 		return vm.Outcome{}, err
 	}
-	in := turnInput{Deltas: len(th.Deltas)} // a run of format 1 has no input: it goes on from its frame
-	if len(r.Input) > 0 {
-		if err := json.Unmarshal(r.Input, &in); err != nil {
-			in = turnInput{Deltas: len(th.Deltas)}
-		}
-	}
-	if in.Deltas > len(th.Deltas) {
-		in.Deltas = len(th.Deltas)
-	}
+	in := storedInput(th, r)
 	var f *vm.Frame
 	fail := func(cause error) (vm.Outcome, error) {
 		c := abandon(th, r, in, f, Failed, "the run was interrupted and could not resume: "+cause.Error())
@@ -333,6 +325,18 @@ func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load 
 	return o, nil
 }
 
+// storedInput is the input run r of thread th was started with, as its
+// record keeps it. A run of format 1 has none, nor does one whose input
+// does not decode: it goes on from the thread's frame as it is.
+func storedInput(th Thread, r Run) turnInput {
+	in := turnInput{Deltas: len(th.Deltas)}
+	if len(r.Input) > 0 && json.Unmarshal(r.Input, &in) != nil {
+		in = turnInput{Deltas: len(th.Deltas)}
+	}
+	in.Deltas = min(in.Deltas, len(th.Deltas))
+	return in
+}
+
 // abandon is the commit that ends run r, which was interrupted, with
 // status (Failed or Cancelled) and the reason, without going on: the
 // thread goes back to where the run's turn found it (in is the turn's
@@ -352,7 +356,7 @@ func abandon(th Thread, r Run, in turnInput, f *vm.Frame, status Status, reason 
 			cp.Status, cp.Wait, cp.RunID = Suspended, w.Wait, w.RunID
 			cp.WakeAt = waitingWake(w.Wait, time.Now())
 		}
-		c.Checkpoint, c.Trim, c.Keep = cp, true, min(in.Deltas, len(th.Deltas))
+		c.Checkpoint, c.Trim, c.Keep = cp, true, in.Deltas
 		if f != nil {
 			// The ids the interrupted run used are not made again.
 			c.Delta, _ = undoTo(th, c.Keep, f.Seq)
@@ -384,12 +388,7 @@ func CancelStranded(ctx context.Context, st Store, key Key, runID, owner string,
 	if err != nil {
 		return err
 	}
-	in := turnInput{Deltas: len(th.Deltas)}
-	if len(r.Input) > 0 {
-		if json.Unmarshal(r.Input, &in) != nil {
-			in = turnInput{Deltas: len(th.Deltas)}
-		}
-	}
+	in := storedInput(th, r)
 	f, _ := LoadFrame(th)
 	_, err = st.Commit(context.WithoutCancel(ctx), l, abandon(th, r, in, f, Cancelled, "the run was cancelled while no process executed it"))
 	return err
