@@ -44,6 +44,7 @@ const (
 	CodeDuplicate       = "WF109" // key, handler, attribute or branch given twice
 	CodeMissingHandler  = "WF110" // required handler missing
 	CodeNoResult        = "WF111" // `-> $path` on a node without a result
+	CodePredict         = "WF112" // a prediction of a state key that does not fit the tool call
 	CodeUnknownAttr     = "WF120" // unknown workflow attribute
 	CodeDuplicateID     = "WF121" // two workflows with one id
 	CodeFlow            = "WF122" // workflow without a flow, or with two

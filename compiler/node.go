@@ -112,6 +112,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			out.Keys[name] = l.key(e.Key, ks, out, sc)
 		}
 	}
+	l.checkPredictions(out, spec)
 	for _, ks := range spec.Keys {
 		if ks.Required && !has(ks.Name) {
 			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
@@ -318,6 +319,9 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 			v.Tools, v.Frontend = toolRefs(v.Expr, e.tools)
 		}
 		return v
+	case vm.TypePredictions:
+		// A map literal, whose entries checkPredictions reads.
+		return c.value(s, vm.TypeAny, nil, sc.env, ks.Name)
 	}
 	v := c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
 	if ks.Writes && v != nil && v.Expr != nil {

@@ -15,14 +15,13 @@ func backendTool() *vm.KindSpec {
 		Pure:     true,
 		Doc:      "Emits a whole tool call with its result at once (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END, TOOL_CALL_RESULT) without suspending, so the client renders data the workflow already has as a tool call.",
 		Arg:      &vm.ArgSpec{Name: "name", Type: vm.TypeString, Required: true, Doc: "The tool name shown to the client."},
-		Keys: []vm.KeySpec{
-			argsKey(),
-			{Name: "result", Type: vm.TypeAny, Required: true,
+		Keys: toolCallKeys(
+			vm.KeySpec{Name: "result", Type: vm.TypeAny, Required: true,
 				Doc: "The tool's result, sent as the TOOL_CALL_RESULT content: a string as it is, any other value as JSON."},
 			persistKey("call_and_result"),
-			{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
+			vm.KeySpec{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
 				Doc: "The chat history persist appends to; $input.chat when absent and persist is not none."},
-		},
+		),
 		Result: "{toolCallId, result}",
 		Example: "backend_tool \"lookup_weather\" {\n" +
 			"  args   = {city: \"Sydney\"}\n" +
@@ -34,7 +33,7 @@ func backendTool() *vm.KindSpec {
 // execBackendTool emits a whole tool call with its result and appends the
 // chat messages persist asks for.
 func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
-	name, args, err := toolCallHead(c)
+	h, err := toolCallHead(c)
 	if err != nil {
 		return vm.Step{}, err
 	}
@@ -49,7 +48,7 @@ func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		return vm.Step{}, err
 	}
 	id := c.NextID("call")
-	if err := emitToolCall(c, id, name, args); err != nil {
+	if err := emitToolCall(ctx, c, id, h); err != nil {
 		return vm.Step{}, err
 	}
 	if err := c.Emit(toolResult(id, content)); err != nil {
@@ -58,9 +57,9 @@ func execBackendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	var msgs []any
 	switch persist {
 	case persistCall:
-		msgs = []any{callMessage(id, name, args)}
+		msgs = []any{callMessage(id, h.name, h.args)}
 	case persistCallAndResult:
-		msgs = []any{callMessage(id, name, args), resultMessage(id, content)}
+		msgs = []any{callMessage(id, h.name, h.args), resultMessage(id, content)}
 	}
 	if err := appendChat(c, msgs); err != nil {
 		return vm.Step{}, err

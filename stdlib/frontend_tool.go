@@ -15,14 +15,13 @@ func frontendTool() *vm.KindSpec {
 		Pure:     true,
 		Doc:      "Asks the client to run one of its tools (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END) and suspends; on resume the one incoming message is either that call's result, which is emitted as TOOL_CALL_RESULT and stored before `on result` runs, or anything else, which abandons the call before `on other` runs.",
 		Arg:      &vm.ArgSpec{Name: "tool name", Type: vm.TypeString, Required: true, Doc: "The name of the client's tool to call."},
-		Keys: []vm.KeySpec{
-			argsKey(),
+		Keys: toolCallKeys(
 			persistKey("none"),
-			{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
+			vm.KeySpec{Name: "chat", Type: vm.TypePath, Writes: true, Path: "$input.chat",
 				Doc: "The chat history persist appends to, and from which an abandoned call's messages are removed; $input.chat when absent and persist is not none."},
-			{Name: "hide_after", Type: vm.TypeBool, Default: false,
+			vm.KeySpec{Name: "hide_after", Type: vm.TypeBool, Default: false,
 				Doc: "Once the call is handled, hide its tool-call events from replay so a reloaded client does not ask again."},
-		},
+		),
 		Handlers: []vm.Handler{
 			{Name: "result", Required: true,
 				Doc: "Runs when the incoming message is this call's tool result, after the result is stored."},
@@ -56,7 +55,7 @@ func execFrontendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if c.Resume != nil {
 		return resumeFrontendTool(c)
 	}
-	name, args, err := toolCallHead(c)
+	h, err := toolCallHead(c)
 	if err != nil {
 		return vm.Step{}, err
 	}
@@ -77,12 +76,12 @@ func execFrontendTool(ctx context.Context, c *vm.Call) (vm.Step, error) {
 		}
 	}
 	id := c.NextID("call")
-	if err := emitToolCall(c, id, name, args); err != nil {
+	if err := emitToolCall(ctx, c, id, h); err != nil {
 		return vm.Step{}, err
 	}
 	st := frontendState{ToolCallID: id, Persist: persist, HideAfter: hide}
 	if persist != persistNone {
-		st.Wrote = []any{callMessage(id, name, args)}
+		st.Wrote = []any{callMessage(id, h.name, h.args)}
 		if err := appendChat(c, st.Wrote); err != nil {
 			return vm.Step{}, err
 		}

@@ -111,6 +111,8 @@ func model(opts Options) *vm.KindSpec {
 				Doc: "Leave the model's tool calls and their results out of the history written to chat_out."},
 			{Name: "max_tool_rounds", Type: vm.TypeInt, Default: 8,
 				Doc: "The most rounds of tool calls the node runs, backend and frontend; a model that asks for one more fails the node, a guard against endless tool loops."},
+			paceKey("each chunk of text, reasoning or tool-call arguments goes as the provider streams it, after the pause; the pauses count toward timeout"),
+			predictKey("tools", "The client's state keys that the arguments of the model's tool calls predict while they stream, each mapped to tool.argument, such as {document: \"write_document.document\"}: a PredictState CUSTOM event before each call of that tool tells the client. The workflow's own state does not change."),
 			timeoutKey("one model call", nil),
 			retryKey("model call", nil),
 			backoffKey("1s..8s"),
@@ -176,6 +178,8 @@ type modelRun struct {
 
 	maxRounds      int
 	timeout        time.Duration
+	pace           time.Duration    // the pause between streamed chunks
+	predict        map[string][]any // PredictState entries by tool name
 	retries        int
 	first, longest time.Duration // the backoff
 
@@ -203,7 +207,7 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 	temperature := math.NaN()
 	if err := c.UnpackKeys("model", &name, "stream", &m.stream, "stream_reasoning", &m.streamReasoning,
 		"stream_tool_calls", &m.streamTools, "user_event", &m.userEvent, "drop_tool_calls", &m.drop,
-		"timeout", &m.timeout, "max_tool_rounds", &m.maxRounds, "retry", &m.retries,
+		"timeout", &m.timeout, "pace", &m.pace, "max_tool_rounds", &m.maxRounds, "retry", &m.retries,
 		"max_tokens", &m.req.MaxTokens, "temperature", &temperature, "backoff", &backoff,
 		"output_schema", &schema, "tools", &tools); err != nil {
 		return nil, err
@@ -236,6 +240,10 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 		m.schema, m.req.Schema = sch, schema
 	}
 	if err := m.gatherTools(tools); err != nil {
+		return nil, err
+	}
+	var err error
+	if m.predict, err = modelPredictions(c); err != nil {
 		return nil, err
 	}
 
@@ -747,7 +755,7 @@ func (m *modelRun) call(ctx context.Context) (*llm.Response, error) {
 		if m.timeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, m.timeout)
 		}
-		s := &modelStream{m: m}
+		s := &modelStream{m: m, ctx: actx, pace: &pacer{every: m.pace}}
 		resp, err := m.provider.Stream(actx, &req, s.chunk)
 		cancel()
 		if err == nil && s.emitErr == nil {

@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -11,6 +12,8 @@ import (
 // modelStream turns the chunks of one provider call into events.
 type modelStream struct {
 	m        *modelRun
+	ctx      context.Context // the call's: a pause gives up when it is done
+	pace     *pacer          // spaces out the streamed chunks
 	emitted  bool  // an event went out: the call is not tried again
 	emitErr  error // the sink failed
 	text     strings.Builder
@@ -33,6 +36,13 @@ type modelStreamCall struct {
 func (s *modelStream) emit(e vm.Event) error {
 	if s.emitErr != nil {
 		return s.emitErr
+	}
+	if e.Type == vm.TextContent || e.Type == vm.ReasoningContent || e.Type == vm.ToolCallArgs {
+		// A chunk streamed, paced; waiting is not emitting, so a
+		// cancelled wait leaves emitErr alone.
+		if err := s.pace.next(s.ctx); err != nil {
+			return err
+		}
 	}
 	s.emitted = true
 	if err := s.m.c.Emit(e); err != nil {
@@ -134,11 +144,23 @@ func (s *modelStream) startCall(sc *modelStreamCall) error {
 	if !sc.visible {
 		return nil
 	}
+	if err := s.predict(sc.name); err != nil {
+		return err
+	}
 	if err := s.emit(vm.Event{Type: vm.ToolCallStart, ToolCallID: sc.id, ToolCallName: sc.name, ParentMessageID: s.lastText}); err != nil {
 		return err
 	}
 	if sc.args.Len() > 0 {
 		return s.emit(vm.Event{Type: vm.ToolCallArgs, ToolCallID: sc.id, Delta: sc.args.String()})
+	}
+	return nil
+}
+
+// predict emits the PredictState of a call of tool, before its start, when
+// the node predicts state from its arguments.
+func (s *modelStream) predict(tool string) error {
+	if entries := s.m.predict[tool]; entries != nil {
+		return s.emit(predictEvent(entries))
 	}
 	return nil
 }
@@ -271,6 +293,9 @@ func (s *modelStream) finish(resp *llm.Response) (*llm.Response, error) {
 		}
 		if !m.streamTools && !m.frontend[tc.Name] {
 			continue
+		}
+		if err := s.predict(tc.Name); err != nil {
+			return nil, err
 		}
 		events := []vm.Event{{Type: vm.ToolCallStart, ToolCallID: tc.ID, ToolCallName: tc.Name, ParentMessageID: s.lastText}}
 		if tc.Arguments != "" {

@@ -3,6 +3,7 @@ package stdlib
 import (
 	"context"
 
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -22,6 +23,7 @@ func say() *vm.KindSpec {
 				Doc: "Stream the message live but leave it out of every later replay and history."},
 			{Name: "id", Type: vm.TypeString,
 				Doc: "The message id; a fresh unique id when absent."},
+			paceKey("the text goes word by word, one TEXT_MESSAGE_CONTENT a word with the white space before it; a silent message is not paced"),
 		},
 		Result:  "{id, text}",
 		Example: `say "Hello <<$agent.latestUserMessage.content>>"`,
@@ -29,8 +31,8 @@ func say() *vm.KindSpec {
 }
 
 // execSay sends one text message: TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT
-// (left out when the text is empty: AG-UI wants a non-empty delta) and
-// TEXT_MESSAGE_END.
+// (left out when the text is empty: AG-UI wants a non-empty delta; one a
+// word, spaced by the pace, when the node has one) and TEXT_MESSAGE_END.
 func execSay(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	arg, err := c.Arg()
 	if err != nil {
@@ -42,19 +44,37 @@ func execSay(ctx context.Context, c *vm.Call) (vm.Step, error) {
 	if err := c.UnpackKeys("id", &id, "role", &role, "silent", &silent, "hidden", &hidden); err != nil {
 		return vm.Step{}, err
 	}
+	p, err := newPacer(c)
+	if err != nil {
+		return vm.Step{}, err
+	}
 	if id == "" {
 		id = c.NextID("msg")
 	}
-	events := []vm.Event{{Type: vm.TextStart, MessageID: id, Role: role}}
-	if text != "" {
-		events = append(events, vm.Event{Type: vm.TextContent, MessageID: id, Delta: text})
-	}
-	events = append(events, vm.Event{Type: vm.TextEnd, MessageID: id})
-	for _, e := range events {
+	emit := func(e vm.Event) error {
 		e.Silent, e.Hidden = silent, hidden
-		if err := c.Emit(e); err != nil {
+		return c.Emit(e)
+	}
+	if err := emit(vm.Event{Type: vm.TextStart, MessageID: id, Role: role}); err != nil {
+		return vm.Step{}, err
+	}
+	pieces := []string{text}
+	switch {
+	case text == "":
+		pieces = nil
+	case p.on() && !silent:
+		pieces = llm.Words(text)
+	}
+	for _, piece := range pieces {
+		if err := p.next(ctx); err != nil {
 			return vm.Step{}, err
 		}
+		if err := emit(vm.Event{Type: vm.TextContent, MessageID: id, Delta: piece}); err != nil {
+			return vm.Step{}, err
+		}
+	}
+	if err := emit(vm.Event{Type: vm.TextEnd, MessageID: id}); err != nil {
+		return vm.Step{}, err
 	}
 	return vm.Step{Result: map[string]any{"id": id, "text": text}}, nil
 }

@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -11,9 +12,15 @@ import (
 	"github.com/aguic/aguic/vm"
 )
 
-func argsKey() vm.KeySpec {
-	return vm.KeySpec{Name: "args", Type: vm.TypeObject,
-		Doc: "The tool call's arguments, streamed as the TOOL_CALL_ARGS JSON; {} when absent."}
+// toolCallKeys declares the keys of a kind that sends one tool call: its
+// args, how they stream (pace) and the state they predict, then more.
+func toolCallKeys(more ...vm.KeySpec) []vm.KeySpec {
+	return append([]vm.KeySpec{
+		{Name: "args", Type: vm.TypeObject,
+			Doc: "The tool call's arguments, streamed as the TOOL_CALL_ARGS JSON; {} when absent."},
+		paceKey("the arguments' JSON goes in pieces, one TOOL_CALL_ARGS a word of its text, so string arguments stream word by word"),
+		predictKey("args", "The client's state keys that the call's arguments predict while they stream, each mapped to the name of an argument, such as {document: \"document\"}: a PredictState CUSTOM event before the call tells the client. The workflow's own state does not change."),
+	}, more...)
 }
 
 // The persist modes of the tool-call kinds.
@@ -41,49 +48,70 @@ func persistKey(def string) vm.KeySpec {
 		Doc: "Which chat messages to append to chat: none; call, the assistant's tool-call message; or call_and_result, that and the tool result message."}
 }
 
-// emitToolCall emits TOOL_CALL_START, TOOL_CALL_ARGS and TOOL_CALL_END.
-func emitToolCall(c *vm.Call, id, name, args string) error {
-	for _, e := range []vm.Event{
-		{Type: vm.ToolCallStart, ToolCallID: id, ToolCallName: name},
-		{Type: vm.ToolCallArgs, ToolCallID: id, Delta: args},
-		{Type: vm.ToolCallEnd, ToolCallID: id},
-	} {
-		if err := c.Emit(e); err != nil {
+// callHead is what a tool-call node calls: the tool's name, its arguments
+// as JSON text, and how they stream.
+type callHead struct {
+	name, args string
+	pace       *pacer
+	predict    []any // the PredictState entries of the call; nil for none
+}
+
+// toolCallHead evaluates what a tool-call node calls: the tool's name, its
+// positional argument; its args, an object ({} when absent), as JSON text;
+// its pace and its predictions.
+func toolCallHead(c *vm.Call) (callHead, error) {
+	v, err := c.Arg()
+	if err != nil {
+		return callHead{}, err
+	}
+	h := callHead{name: vm.Text(v), args: "{}"}
+	var args map[string]any
+	if err := c.UnpackKeys("args", &args); err != nil {
+		return callHead{}, err
+	}
+	if args != nil {
+		if h.args, err = encodeJSON(args); err != nil {
+			return callHead{}, vm.Errorf(vm.ErrNode, "args: %v", err)
+		}
+	}
+	if h.pace, err = newPacer(c); err != nil {
+		return callHead{}, err
+	}
+	if h.predict, err = callPredictions(c, h.name, args); err != nil {
+		return callHead{}, err
+	}
+	return h, nil
+}
+
+// emitToolCall emits the call's PredictState when it predicts state, then
+// TOOL_CALL_START, TOOL_CALL_ARGS (one a word, spaced by the pace, when
+// the node has one) and TOOL_CALL_END.
+func emitToolCall(ctx context.Context, c *vm.Call, id string, h callHead) error {
+	if h.predict != nil {
+		if err := c.Emit(predictEvent(h.predict)); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := c.Emit(vm.Event{Type: vm.ToolCallStart, ToolCallID: id, ToolCallName: h.name}); err != nil {
+		return err
+	}
+	pieces := []string{h.args}
+	if h.pace.on() {
+		pieces = llm.Words(h.args)
+	}
+	for _, piece := range pieces {
+		if err := h.pace.next(ctx); err != nil {
+			return err
+		}
+		if err := c.Emit(vm.Event{Type: vm.ToolCallArgs, ToolCallID: id, Delta: piece}); err != nil {
+			return err
+		}
+	}
+	return c.Emit(vm.Event{Type: vm.ToolCallEnd, ToolCallID: id})
 }
 
 func toolResult(id, content string) vm.Event {
 	return vm.Event{Type: vm.ToolCallResult, MessageID: vm.ToolPrefix + id, ToolCallID: id, Content: content}
-}
-
-// toolCallHead evaluates what a tool-call node calls: the tool's name, its
-// positional argument, and its args as JSON text.
-func toolCallHead(c *vm.Call) (name, args string, err error) {
-	v, err := c.Arg()
-	if err != nil {
-		return "", "", err
-	}
-	args, err = argsJSON(c)
-	return vm.Text(v), args, err
-}
-
-// argsJSON evaluates the args key, an object ({} when absent), as JSON text.
-func argsJSON(c *vm.Call) (string, error) {
-	var args map[string]any
-	if err := c.UnpackKeys("args", &args); err != nil {
-		return "", err
-	}
-	if args == nil {
-		return "{}", nil
-	}
-	s, err := encodeJSON(args)
-	if err != nil {
-		return "", vm.Errorf(vm.ErrNode, "args: %v", err)
-	}
-	return s, nil
 }
 
 // resultContent is a tool result as message content: a string as it is,

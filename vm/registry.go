@@ -25,9 +25,13 @@ const (
 	TypePath          // a context path written as $root.key: read or written by the node
 	TypeTools         // a list of backend tool names and expressions giving frontend tools
 	TypeWorkflow      // a workflow id written as a bare identifier
+	// TypePredictions is a map literal of the shared state's keys to the
+	// tool arguments that predict them: {document: "document"}, or, when
+	// the key's Of names a tools key, {document: "write_document.document"}.
+	TypePredictions
 )
 
-var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow"}
+var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow", "predictions"}
 
 func (t Type) String() string { return typeNames[t] }
 
@@ -146,7 +150,11 @@ type KeySpec struct {
 	Enum     []string // for string keys: the accepted values
 	Writes   bool     // TypePath: the node writes the path; TypeObject: the keys of a literal map are roots the node writes
 	Path     string   // TypePath: the path used when the key is absent, such as "$input.chat"
-	Doc      string
+	// Of, for TypePredictions, names the key that says which tool
+	// arguments exist: an object key (the call's own arguments, such as
+	// args) or a tools key (the tools' arguments, written tool.argument).
+	Of  string
+	Doc string
 }
 
 // Handler declares an `on name { }` block.

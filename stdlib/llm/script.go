@@ -359,12 +359,12 @@ func (s *Scripted) Stream(ctx context.Context, req *Request, on func(Chunk) erro
 		}
 		return on(c)
 	}
-	for _, w := range words(resp.Reasoning) {
+	for _, w := range Words(resp.Reasoning) {
 		if err := send(Chunk{Reasoning: w}); err != nil {
 			return nil, err
 		}
 	}
-	for _, w := range words(resp.Text) {
+	for _, w := range Words(resp.Text) {
 		if err := send(Chunk{Text: w}); err != nil {
 			return nil, err
 		}
@@ -471,9 +471,11 @@ func lastUser(msgs []Message) (string, bool) {
 	return "", false
 }
 
-// words splits s before every run of white space, so that each piece but
-// the first starts with the space that precedes its word.
-func words(s string) []string {
+// Words splits s before every run of white space, so that each piece but
+// the first starts with the space that precedes its word: the pieces a
+// scripted answer streams, and those a paced node sends. Joined, they are
+// s again.
+func Words(s string) []string {
 	var out []string
 	start := 0
 	for i := 1; i < len(s); i++ {

@@ -316,7 +316,7 @@ func TestScriptDefaultUsage(t *testing.T) {
 }
 
 func TestWordsAndPieces(t *testing.T) {
-	if got := words(" a  b\nc "); !reflect.DeepEqual(got, []string{" a", "  b", "\nc", " "}) {
+	if got := Words(" a  b\nc "); !reflect.DeepEqual(got, []string{" a", "  b", "\nc", " "}) {
 		t.Errorf("words = %q", got)
 	}
 	if got := pieces("ééé", 3); !reflect.DeepEqual(got, []string{"é", "é", "é"}) {
