@@ -117,11 +117,11 @@ func (l *lowerer) checkToolPredictions(v *vm.Value, ks *vm.KeySpec, tools *vm.Va
 			c.diags.Errorf(v.Span, CodePredict, "%s: the state key %q must be predicted by a tool's argument written tool.argument, such as %q, found %q", ks.Name, p.key, "write_document.document", p.from)
 			continue
 		}
-		var backend []string
-		frontend := false
-		if tools != nil {
-			backend, frontend = tools.Tools, tools.Frontend
+		if tools == nil {
+			c.diags.Errorf(v.Span, CodePredict, "%s: the model calls no tool %q: it has no tools key", ks.Name, tool)
+			continue
 		}
+		backend, frontend := tools.Tools, tools.Frontend
 		if !slices.Contains(backend, tool) {
 			if !frontend {
 				c.diags.Errorf(v.Span, CodePredict, "%s: %q is not a tool the model may call%s", ks.Name, tool, suggestTool(tool, backend))
