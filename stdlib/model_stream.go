@@ -14,8 +14,8 @@ type modelStream struct {
 	m        *modelRun
 	ctx      context.Context // the call's: a pause gives up when it is done
 	pace     *pacer          // spaces out the streamed chunks
-	emitted  bool  // an event went out: the call is not tried again
-	emitErr  error // the sink failed
+	emitted  bool            // an event went out: the call is not tried again
+	emitErr  error           // the sink failed
 	text     strings.Builder
 	reason   strings.Builder
 	textID   string // the open text message
