@@ -320,3 +320,188 @@ test("fanout.wf: parallel branches ask for both sides and the flow merges them",
   assert.equal(lastText(agent), `For: ${pros}\nAgainst: ${cons}`);
   assert.deepEqual(warnings, []);
 });
+
+// The examples named after the AG-UI dojo's features, driven as the dojo's
+// pages drive them: the same agent ids, frontend tools, state and answers
+// (docs/dojo.md has the contract of each).
+
+// tool is a frontend tool as a client declares it.
+const tool = (name, properties = {}) => ({ name, description: name, parameters: { type: "object", properties } });
+
+// answer adds the client's result of a tool call and runs the agent.
+function answer(agent, toolCallId, value) {
+  agent.addMessage({ id: newID("msg"), role: "tool", toolCallId, content: typeof value === "string" ? value : JSON.stringify(value) });
+  return run(agent);
+}
+
+// argsDeltas counts the TOOL_CALL_ARGS events of the call named name.
+function argsDeltas(seen, name) {
+  const id = seen.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === name)?.toolCallId;
+  return seen.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === id).length;
+}
+
+test("agentic_chat.wf: a streamed countdown, the client's change_background tool and the weather tool", async () => {
+  const agent = agentFor("agentic_chat");
+  const tools = [tool("change_background", { background: { type: "string" } })];
+
+  let { seen } = await send(agent, "Hey there");
+  assert.match(lastText(agent), /counting down:\s*10\s+9\s+8\s+7\s+6\s+5\s+4\s+3\s+2\s+1\s+\u2713/);
+  assert.ok(ofType(seen, "TEXT_MESSAGE_CONTENT").length >= 12, "the answer streams word by word");
+
+  agent.addMessage({ id: newID("msg"), role: "user", content: "Change the background to blue." });
+  ({ seen } = await run(agent, { tools }));
+  const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
+  assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
+  const [call] = toolCalls(seen);
+  assert.equal(call.name, "change_background");
+  assert.match(call.args.background, /gradient/);
+  await answer(agent, pending[0], { status: "success", message: `Background changed to ${call.args.background}` });
+  assert.equal(lastText(agent), "Done: I changed the background.");
+
+  agent.addMessage({ id: newID("msg"), role: "user", content: "What's the weather in Tokyo?" });
+  ({ seen } = await run(agent, { tools }));
+  const [weather] = toolCalls(seen);
+  assert.deepEqual(weather.args, { location: "Tokyo" });
+  assert.deepEqual(JSON.parse(weather.result), { city: "Tokyo", temperature: 21, conditions: "rainy", humidity: 84, wind_speed: 6, feels_like: 21 });
+  assert.equal(lastText(agent), "Here is the weather there right now.");
+  assert.deepEqual(warnings, []);
+});
+
+test("agentic_chat_reasoning.wf: the reasoning streams before the answer", async () => {
+  const agent = agentFor("agentic_chat_reasoning", { initialState: { model: "Anthropic" } });
+  const { seen } = await send(agent, "What is the best car to buy?");
+  const types = seen.map((e) => e.type);
+  assert.ok(types.includes("REASONING_MESSAGE_CONTENT"), types.join(" "));
+  assert.ok(types.indexOf("REASONING_END") < types.indexOf("TEXT_MESSAGE_START"), types.join(" "));
+  assert.match(lastText(agent), /Toyota/);
+  assert.deepEqual(warnings, []);
+});
+
+test("backend_tool_rendering.wf: get_weather runs on the server and its call carries the card's data", async () => {
+  const agent = agentFor("backend_tool_rendering");
+  const { seen, result } = await send(agent, "What's the weather like in San Francisco?");
+  const calls = toolCalls(seen);
+  assert.equal(calls.length, 1, JSON.stringify(calls));
+  assert.equal(calls[0].name, "get_weather");
+  assert.deepEqual(calls[0].args, { location: "San Francisco" });
+  const card = JSON.parse(calls[0].result);
+  for (const key of ["temperature", "conditions", "humidity", "wind_speed", "feels_like"]) assert.ok(key in card, key);
+  assert.equal(card.city, "San Francisco");
+  assert.deepEqual(result, { text: "Here is the weather there right now." });
+  assert.deepEqual(warnings, []);
+});
+
+test("human_in_the_loop.wf: the user picks the steps of the plan in the browser", async () => {
+  const agent = agentFor("human_in_the_loop");
+  const plan = async (content) => {
+    const { seen } = await send(agent, content);
+    const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
+    assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
+    const [call] = toolCalls(seen);
+    assert.equal(call.name, "generate_task_steps");
+    assert.ok(argsDeltas(seen, "generate_task_steps") >= 3, "the steps stream in pieces");
+    assert.ok(call.args.steps.length > 0 && call.args.steps.every((s) => s.status === "enabled" && s.description), JSON.stringify(call.args));
+    return { id: pending[0], steps: call.args.steps };
+  };
+
+  let asked = await plan("Please plan a trip to mars in 5 steps.");
+  assert.equal(asked.steps.length, 5);
+  const kept = asked.steps.slice(1, 3);
+  const yes = await answer(agent, asked.id, { accepted: true, steps: kept });
+  assert.equal(finishedOf(yes.seen).outcome?.type, "success");
+  assert.equal(lastText(agent), `Ok! I'm working on it: ${kept.map((s) => s.description).join(", ")}.`);
+
+  asked = await plan("Please plan a pasta dish in 10 steps.");
+  await answer(agent, asked.id, { accepted: false });
+  assert.equal(lastText(agent), "All right, I will not carry the plan out.");
+  assert.deepEqual(warnings, []);
+});
+
+test("agentic_generative_ui.wf: the steps of the plan turn completed one by one in the shared state", async () => {
+  const agent = agentFor("agentic_generative_ui");
+  const completed = [];
+  const sub = agent.subscribe({
+    onStateChanged: ({ state }) => { completed.push(state.steps.filter((s) => s.status === "completed").length); },
+  });
+  const { seen } = await send(agent, "Please build a plan to go to mars in 5 steps.");
+  sub.unsubscribe();
+  const stateEvents = seen.filter((e) => e.type === "STATE_SNAPSHOT" || e.type === "STATE_DELTA").map((e) => e.type);
+  assert.deepEqual(stateEvents, ["STATE_SNAPSHOT", "STATE_DELTA", "STATE_DELTA", "STATE_DELTA", "STATE_DELTA", "STATE_DELTA"]);
+  assert.deepEqual(completed, [0, 1, 2, 3, 4, 5]);
+  assert.equal(agent.state.steps.length, 5);
+  assert.ok(agent.state.steps.every((s) => s.status === "completed" && s.description));
+  assert.equal(lastText(agent), "Done: all 5 steps are completed.");
+  assert.deepEqual(warnings, []);
+});
+
+test("tool_based_generative_ui.wf: the model answers with the client's generate_haiku tool, its arguments streamed", async () => {
+  const agent = agentFor("tool_based_generative_ui");
+  const tools = [tool("generate_haiku", { japanese: { type: "array" }, english: { type: "array" }, image_name: { type: "string" }, gradient: { type: "string" } })];
+  const haiku = async (content) => {
+    agent.addMessage({ id: newID("msg"), role: "user", content });
+    const { seen } = await run(agent, { tools });
+    const [call] = toolCalls(seen);
+    assert.equal(call.name, "generate_haiku");
+    assert.ok(argsDeltas(seen, "generate_haiku") >= 3, "the arguments stream in pieces");
+    assert.equal(call.args.japanese.length, 3);
+    assert.equal(call.args.english.length, 3);
+    assert.match(call.args.gradient, /gradient/);
+    // The page's handler shows the haiku and answers; it asks for no
+    // follow-up run.
+    agent.addMessage({ id: newID("msg"), role: "tool", toolCallId: finishedOf(seen).outcome.pendingToolCallIds[0], content: "Haiku generated!" });
+    return call.args;
+  };
+  const first = await haiku('Generate Haiku for "I will always win"');
+  const second = await haiku('Generate Haiku for "The moon shines bright"');
+  assert.notDeepEqual(first.japanese, second.japanese);
+  assert.deepEqual(warnings, []);
+});
+
+test("shared_state.wf: the workflow rewrites the recipe in the shared state", async () => {
+  const recipe = {
+    title: "Make Your Recipe", skill_level: "Intermediate", cooking_time: "45 min", special_preferences: [],
+    ingredients: [{ icon: "🥕", name: "Carrots", amount: "3 large, grated" }], instructions: ["Preheat oven to 350°F (175°C)"],
+  };
+  const agent = agentFor("shared_state", { initialState: { recipe } });
+  const names = () => agent.state.recipe.ingredients.map((i) => i.name);
+
+  let { seen } = await send(agent, 'Please give me a pasta recipe of your choosing, but one of the ingredients should be "Pasta"');
+  assert.ok(seen.some((e) => e.type === "STATE_DELTA" || e.type === "STATE_SNAPSHOT"));
+  assert.ok(names().includes("Pasta") && names().includes("Salt"), names().join(", "));
+  assert.ok(agent.state.recipe.instructions.length > 0);
+
+  await send(agent, "Give me all the ingredients");
+  for (const name of ["chicken breast", "chili powder", "Salt", "Lettuce leaves"]) assert.ok(names().includes(name), names().join(", "));
+  assert.equal(agent.state.recipe.instructions.length, 3);
+  assert.match(lastText(agent), /lettuce wraps/);
+  assert.deepEqual(warnings, []);
+});
+
+test("predictive_state_updates.wf: PredictState announces the streamed document, and the user confirms or rejects it", async () => {
+  const agent = agentFor("predictive_state_updates");
+  const write = async (content) => {
+    const { seen } = await send(agent, content);
+    const types = seen.map((e) => e.type);
+    const predict = seen.findIndex((e) => e.type === "CUSTOM" && e.name === "PredictState");
+    const start = seen.findIndex((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "write_document_local");
+    assert.ok(predict >= 0 && predict < start, types.join(" "));
+    assert.deepEqual(seen[predict].value, [{ state_key: "document", tool: "write_document_local", tool_argument: "document" }]);
+    assert.ok(argsDeltas(seen, "write_document_local") >= 3, "the document streams in pieces");
+    const calls = toolCalls(seen);
+    assert.equal(calls[0].args.document, agent.state.document);
+    assert.equal(calls[1].name, "confirm_changes");
+    const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
+    assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
+    return pending[0];
+  };
+
+  await answer(agent, await write("Write a story"), { accepted: true });
+  const first = agent.state.document;
+  assert.match(first, /^Once upon a time/);
+  assert.equal(lastText(agent), "Ok! The document is updated.");
+
+  await answer(agent, await write("Update the story"), { accepted: false });
+  assert.equal(agent.state.document, first);
+  assert.equal(lastText(agent), "All right, I kept the document as it was.");
+  assert.deepEqual(warnings, []);
+});
