@@ -13,7 +13,7 @@ func backendTool() *vm.KindSpec {
 		Gives:    func(*vm.Node) vm.Gives { return vm.Gives{Tools: true} },
 		Persists: persists,
 		Pure:     true,
-		Doc:      "Emits a whole tool call with its result at once (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END, TOOL_CALL_RESULT) without suspending, so the client renders data the workflow already has as a tool call.",
+		Doc:      "Emits a whole tool call with its result (TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END, TOOL_CALL_RESULT) without suspending, so the client renders data the workflow already has as a tool call.",
 		Arg:      &vm.ArgSpec{Name: "name", Type: vm.TypeString, Required: true, Doc: "The tool name shown to the client."},
 		Keys: toolCallKeys(
 			vm.KeySpec{Name: "result", Type: vm.TypeAny, Required: true,

@@ -111,7 +111,7 @@ func model(opts Options) *vm.KindSpec {
 				Doc: "Leave the model's tool calls and their results out of the history written to chat_out."},
 			{Name: "max_tool_rounds", Type: vm.TypeInt, Default: 8,
 				Doc: "The most rounds of tool calls the node runs, backend and frontend; a model that asks for one more fails the node, a guard against endless tool loops."},
-			paceKey("each chunk of text, reasoning or tool-call arguments goes as the provider streams it, after the pause; the pauses count toward timeout"),
+			paceKey("the pause comes before each chunk of text, reasoning or tool-call arguments after the first, as the provider streams them; the pauses count toward timeout"),
 			predictKey("tools", "The client's state keys that the arguments of the model's tool calls predict while they stream, each mapped to tool.argument, such as {document: \"write_document.document\"}: a PredictState CUSTOM event before each call of that tool tells the client. The workflow's own state does not change."),
 			timeoutKey("one model call", nil),
 			retryKey("model call", nil),

@@ -7,11 +7,11 @@ import (
 	"github.com/aguic/aguic/vm"
 )
 
-// paceKey declares the pace key of a kind that streams: what says what the
-// node streams in pieces and how it splits it.
+// paceKey declares the pace key of a kind that streams; what says what
+// the node streams in pieces and how it splits it.
 func paceKey(what string) vm.KeySpec {
 	return vm.KeySpec{Name: "pace", Type: vm.TypeDuration,
-		Doc: "A pause between the pieces the node streams, such as \"40ms\", for demos and tests: " + what + ". The pauses stop when the run is cancelled; without pace everything is sent at once."}
+		Doc: "A pause between two pieces the node streams, such as \"40ms\", for demos and tests: " + what + ". A cancelled run stops waiting at once."}
 }
 
 // pacer spaces out the pieces a node streams: it waits its pace before

@@ -23,7 +23,7 @@ func say() *vm.KindSpec {
 				Doc: "Stream the message live but leave it out of every later replay and history."},
 			{Name: "id", Type: vm.TypeString,
 				Doc: "The message id; a fresh unique id when absent."},
-			paceKey("the text goes word by word, one TEXT_MESSAGE_CONTENT a word with the white space before it; a silent message is not paced"),
+			paceKey("the text goes word by word, one TEXT_MESSAGE_CONTENT a word with the white space before it, instead of in one delta; a silent message is stored at once"),
 		},
 		Result:  "{id, text}",
 		Example: `say "Hello <<$agent.latestUserMessage.content>>"`,

@@ -18,7 +18,7 @@ func toolCallKeys(more ...vm.KeySpec) []vm.KeySpec {
 	return append([]vm.KeySpec{
 		{Name: "args", Type: vm.TypeObject,
 			Doc: "The tool call's arguments, streamed as the TOOL_CALL_ARGS JSON; {} when absent."},
-		paceKey("the arguments' JSON goes in pieces, one TOOL_CALL_ARGS a word of its text, so string arguments stream word by word"),
+		paceKey("the arguments' JSON text goes word by word, one TOOL_CALL_ARGS a word, instead of in one delta, so string arguments stream word by word"),
 		predictKey("args", "The client's state keys that the call's arguments predict while they stream, each mapped to the name of an argument, such as {document: \"document\"}: a PredictState CUSTOM event before the call tells the client. The workflow's own state does not change."),
 	}, more...)
 }
