@@ -28,6 +28,8 @@
 // say.go, model.go (and model_stream.go), frontend_tool.go,
 // backend_tool.go, suspend.go, interrupt.go, sleep.go, state.go, activity.go,
 // emit.go, http.go, call.go, output.go. kinds.go lists them; toolcalls.go,
-// retry.go and keys.go hold what several kinds share. Adding a kind is its
-// file, a line in kinds.go, its tests and the generated reference.
+// retry.go, keys.go, pace.go (the pauses of paced streams) and predict.go
+// (the PredictState events of tool calls) hold what several kinds share.
+// Adding a kind is its file, a line in kinds.go, its tests and the
+// generated reference.
 package stdlib
