@@ -83,6 +83,28 @@ function toolCalls(seen) {
   return [...calls.values()].map((c) => ({ ...c, args: JSON.parse(c.args || "{}") }));
 }
 
+// pendingCall returns the id of the one tool call a run ended waiting for.
+function pendingCall(seen) {
+  const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
+  assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
+  return pending[0];
+}
+
+// answer adds the client's result of a tool call and runs the agent.
+function answer(agent, toolCallId, value) {
+  agent.addMessage({ id: newID("msg"), role: "tool", toolCallId, content: typeof value === "string" ? value : JSON.stringify(value) });
+  return run(agent);
+}
+
+// argsDeltas counts the TOOL_CALL_ARGS events of the call named name.
+function argsDeltas(seen, name) {
+  const id = seen.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === name)?.toolCallId;
+  return seen.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === id).length;
+}
+
+// tool is a frontend tool as a client declares it.
+const tool = (name, properties = {}) => ({ name, description: name, parameters: { type: "object", properties } });
+
 test("chat.wf: a stateless chat answers every message", async () => {
   const agent = agentFor("chat");
   const { result } = await send(agent, "hello there");
@@ -118,18 +140,12 @@ test("approval.wf: the browser confirms through a frontend tool, and the flow br
   // Each request asks the client to run confirm_refund and waits for it.
   const ask = async (content) => {
     const { seen } = await send(agent, content);
-    const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
-    assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
     const [call] = toolCalls(seen);
     assert.deepEqual(call, { name: "confirm_refund", args: { request: content }, result: undefined });
-    return pending[0];
-  };
-  const answer = async (toolCallId, value) => {
-    agent.addMessage({ id: newID("msg"), role: "tool", toolCallId, content: JSON.stringify(value) });
-    return run(agent);
+    return pendingCall(seen);
   };
 
-  const yes = await answer(await ask("Please refund order A-17."), { approved: true });
+  const yes = await answer(agent, await ask("Please refund order A-17."), { approved: true });
   assert.equal(finishedOf(yes.seen).outcome?.type, "success");
   const refund = toolCalls(yes.seen).find((c) => c.name === "issue_refund");
   assert.deepEqual(refund, { name: "issue_refund", args: { request: "Please refund order A-17." }, result: '{"status":"queued"}' });
@@ -137,7 +153,7 @@ test("approval.wf: the browser confirms through a frontend tool, and the flow br
   assert.deepEqual(custom.map((e) => [e.name, e.value]), [["refund_issued", { status: "queued" }]]);
   assert.equal(lastText(agent), "Done: your refund is queued.");
 
-  const no = await answer(await ask("Refund order A-18 too."), { approved: false });
+  const no = await answer(agent, await ask("Refund order A-18 too."), { approved: false });
   assert.equal(toolCalls(no.seen).find((c) => c.name === "issue_refund"), undefined);
   assert.equal(lastText(agent), "All right, I will not issue a refund.");
 
@@ -325,21 +341,6 @@ test("fanout.wf: parallel branches ask for both sides and the flow merges them",
 // pages drive them: the same agent ids, frontend tools, state and answers
 // (docs/dojo.md has the contract of each).
 
-// tool is a frontend tool as a client declares it.
-const tool = (name, properties = {}) => ({ name, description: name, parameters: { type: "object", properties } });
-
-// answer adds the client's result of a tool call and runs the agent.
-function answer(agent, toolCallId, value) {
-  agent.addMessage({ id: newID("msg"), role: "tool", toolCallId, content: typeof value === "string" ? value : JSON.stringify(value) });
-  return run(agent);
-}
-
-// argsDeltas counts the TOOL_CALL_ARGS events of the call named name.
-function argsDeltas(seen, name) {
-  const id = seen.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === name)?.toolCallId;
-  return seen.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === id).length;
-}
-
 test("agentic_chat.wf: a streamed countdown, the client's change_background tool and the weather tool", async () => {
   const agent = agentFor("agentic_chat");
   const tools = [tool("change_background", { background: { type: "string" } })];
@@ -350,12 +351,10 @@ test("agentic_chat.wf: a streamed countdown, the client's change_background tool
 
   agent.addMessage({ id: newID("msg"), role: "user", content: "Change the background to blue." });
   ({ seen } = await run(agent, { tools }));
-  const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
-  assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
   const [call] = toolCalls(seen);
   assert.equal(call.name, "change_background");
   assert.match(call.args.background, /gradient/);
-  await answer(agent, pending[0], { status: "success", message: `Background changed to ${call.args.background}` });
+  await answer(agent, pendingCall(seen), { status: "success", message: `Background changed to ${call.args.background}` });
   assert.equal(lastText(agent), "Done: I changed the background.");
 
   agent.addMessage({ id: newID("msg"), role: "user", content: "What's the weather in Tokyo?" });
@@ -395,13 +394,11 @@ test("human_in_the_loop.wf: the user picks the steps of the plan in the browser"
   const agent = agentFor("human_in_the_loop");
   const plan = async (content) => {
     const { seen } = await send(agent, content);
-    const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
-    assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
     const [call] = toolCalls(seen);
     assert.equal(call.name, "generate_task_steps");
     assert.ok(argsDeltas(seen, "generate_task_steps") >= 3, "the steps stream in pieces");
     assert.ok(call.args.steps.length > 0 && call.args.steps.every((s) => s.status === "enabled" && s.description), JSON.stringify(call.args));
-    return { id: pending[0], steps: call.args.steps };
+    return { id: pendingCall(seen), steps: call.args.steps };
   };
 
   let asked = await plan("Please plan a trip to mars in 5 steps.");
@@ -448,7 +445,7 @@ test("tool_based_generative_ui.wf: the model answers with the client's generate_
     assert.match(call.args.gradient, /gradient/);
     // The page's handler shows the haiku and answers; it asks for no
     // follow-up run.
-    agent.addMessage({ id: newID("msg"), role: "tool", toolCallId: finishedOf(seen).outcome.pendingToolCallIds[0], content: "Haiku generated!" });
+    agent.addMessage({ id: newID("msg"), role: "tool", toolCallId: pendingCall(seen), content: "Haiku generated!" });
     return call.args;
   };
   const first = await haiku('Generate Haiku for "I will always win"');
@@ -490,9 +487,7 @@ test("predictive_state_updates.wf: PredictState announces the streamed document,
     const calls = toolCalls(seen);
     assert.equal(calls[0].args.document, agent.state.document);
     assert.equal(calls[1].name, "confirm_changes");
-    const pending = finishedOf(seen).outcome?.pendingToolCallIds ?? [];
-    assert.equal(pending.length, 1, JSON.stringify(finishedOf(seen)));
-    return pending[0];
+    return pendingCall(seen);
   };
 
   await answer(agent, await write("Write a story"), { accepted: true });

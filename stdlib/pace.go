@@ -44,12 +44,5 @@ func (p *pacer) next(ctx context.Context) error {
 		p.begun = true
 		return ctx.Err()
 	}
-	t := time.NewTimer(p.every)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleepCtx(ctx, p.every)
 }
