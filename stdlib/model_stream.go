@@ -144,7 +144,7 @@ func (s *modelStream) startCall(sc *modelStreamCall) error {
 	if !sc.visible {
 		return nil
 	}
-	if err := s.predict(sc.name); err != nil {
+	if err := s.predict(sc.id, sc.name); err != nil {
 		return err
 	}
 	if err := s.emit(vm.Event{Type: vm.ToolCallStart, ToolCallID: sc.id, ToolCallName: sc.name, ParentMessageID: s.lastText}); err != nil {
@@ -156,11 +156,11 @@ func (s *modelStream) startCall(sc *modelStreamCall) error {
 	return nil
 }
 
-// predict emits the PredictState of a call of tool, before its start, when
-// the node predicts state from its arguments.
-func (s *modelStream) predict(tool string) error {
+// predict emits the PredictState of call id of tool, before its start,
+// when the node predicts state from its arguments.
+func (s *modelStream) predict(id, tool string) error {
 	if entries := s.m.predict[tool]; entries != nil {
-		return s.emit(predictEvent(entries))
+		return s.emit(predictEvent(entries, id))
 	}
 	return nil
 }
@@ -294,7 +294,7 @@ func (s *modelStream) finish(resp *llm.Response) (*llm.Response, error) {
 		if !m.streamTools && !m.frontend[tc.Name] {
 			continue
 		}
-		if err := s.predict(tc.Name); err != nil {
+		if err := s.predict(tc.ID, tc.Name); err != nil {
 			return nil, err
 		}
 		events := []vm.Event{{Type: vm.ToolCallStart, ToolCallID: tc.ID, ToolCallName: tc.Name, ParentMessageID: s.lastText}}

@@ -2,6 +2,9 @@ package stdlib_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -62,7 +65,7 @@ TEXT_MESSAGE_END msg=msg-f1-3`,
 			       predict = {document: "document", heading: "title"}
 			       persist = "none"
 			     }`,
-			want: `CUSTOM name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"},{"state_key":"heading","tool":"write_document","tool_argument":"title"}]
+			want: `CUSTOM call=call-f1-1 name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"},{"state_key":"heading","tool":"write_document","tool_argument":"title"}]
 TOOL_CALL_START call=call-f1-1 tool=write_document
 TOOL_CALL_ARGS delta="{\"document\":\"Once" call=call-f1-1
 TOOL_CALL_ARGS delta=" upon" call=call-f1-1
@@ -80,7 +83,7 @@ TOOL_CALL_RESULT msg=tool:call-f1-1 call=call-f1-1 content="written"`,
 			       on result { end }
 			       on other { end }
 			     }`,
-			want: `CUSTOM name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"}]
+			want: `CUSTOM call=call-f1-1 name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"}]
 TOOL_CALL_START call=call-f1-1 tool=write_document
 TOOL_CALL_ARGS delta="{\"document\":\"Draft\"}" call=call-f1-1
 TOOL_CALL_END call=call-f1-1`,
@@ -100,7 +103,7 @@ TEXT_MESSAGE_CONTENT msg=msg-f1-1 delta="Here"
 TEXT_MESSAGE_CONTENT msg=msg-f1-1 delta=" it"
 TEXT_MESSAGE_CONTENT msg=msg-f1-1 delta=" is."
 TEXT_MESSAGE_END msg=msg-f1-1
-CUSTOM name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"}]
+CUSTOM call=c1 name=PredictState value=[{"state_key":"document","tool":"write_document","tool_argument":"document"}]
 TOOL_CALL_START call=c1 tool=write_document
 TOOL_CALL_ARGS delta="{\"document\":\"Onc" call=c1
 TOOL_CALL_ARGS delta="e upon a time\"}" call=c1
@@ -240,7 +243,7 @@ func TestPredictComputedArgs(t *testing.T) {
 		wantErr string
 		want    string
 	}{
-		{state: map[string]any{"document": "x"}, want: `CUSTOM name=PredictState value=[{"state_key":"document","tool":"write","tool_argument":"document"}]`},
+		{state: map[string]any{"document": "x"}, want: `CUSTOM call=call-f1-1 name=PredictState value=[{"state_key":"document","tool":"write","tool_argument":"document"}]`},
 		{state: map[string]any{"text": "x"}, wantErr: `predict: the call of "write" has no argument "document" to predict the state key "document" from`},
 	} {
 		_, o, rec := vmtest.Run(t, m, "w", map[string]any{"agent": map[string]any{"state": tc.state}})
@@ -256,5 +259,47 @@ func TestPredictComputedArgs(t *testing.T) {
 		if o.Status != vm.Finished || !strings.HasPrefix(rec.Text(), tc.want+"\n") {
 			t.Errorf("state %v: outcome %+v, events:\n%s", tc.state, o, rec.Text())
 		}
+	}
+}
+
+// TestPredictHiddenWithItsCall: a frontend_tool call the user abandons is
+// hidden from replay, and so is the PredictState event that announced it.
+func TestPredictHiddenWithItsCall(t *testing.T) {
+	m := vmtest.Machine(t, paceWorkflow(`ask: frontend_tool "write_document" {
+	  args    = {document: "Draft"}
+	  predict = {document: "document"}
+	  on result { say "kept" }
+	  on other { say "dropped" }
+	}`), stdlib.Options{})
+	st, err := badger.Open(badger.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	key := store.Key{Workflow: "w", Thread: "t"}
+	for i, resume := range []*vm.Resume{{}, {Agent: map[string]any{"messages": []any{map[string]any{"id": "m1", "role": "user", "content": "something else"}}}}} {
+		if _, _, err := store.Execute(context.Background(), st, store.Request{
+			Key: key, Owner: "o", TTL: time.Minute, RunID: fmt.Sprint("r", i), Machine: m, Resume: resume,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err := st.Events(context.Background(), key, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replayed []string
+	for _, e := range evs {
+		if !e.Hidden {
+			var ev vm.Event
+			if err := json.Unmarshal(e.Data, &ev); err != nil {
+				t.Fatal(err)
+			}
+			replayed = append(replayed, string(ev.Type)+" "+ev.Name+ev.Delta)
+		}
+	}
+	want := []string{"TEXT_MESSAGE_START ", "TEXT_MESSAGE_CONTENT dropped", "TEXT_MESSAGE_END "}
+	if !slices.Equal(replayed, want) {
+		t.Errorf("replayed %q, want %q", replayed, want)
 	}
 }

@@ -20,9 +20,12 @@ func predictKey(of, doc string) vm.KeySpec {
 	return vm.KeySpec{Name: "predict", Type: vm.TypePredictions, Of: of, Doc: doc}
 }
 
-// predictEvent is the PredictState event of entries.
-func predictEvent(entries []any) vm.Event {
-	return vm.Event{Type: vm.Custom, Name: PredictStateEvent, Value: entries}
+// predictEvent is the PredictState event of entries, sent before the tool
+// call callID. The event carries the call's id, which the client does not
+// see, so that hiding the call from replay (an abandoned frontend_tool,
+// hide_after) hides its prediction too.
+func predictEvent(entries []any, callID string) vm.Event {
+	return vm.Event{Type: vm.Custom, Name: PredictStateEvent, Value: entries, ToolCallID: callID}
 }
 
 // predictEntry is one entry of a PredictState event: the client sets its

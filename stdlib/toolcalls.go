@@ -88,7 +88,7 @@ func toolCallHead(c *vm.Call) (callHead, error) {
 // the node has one) and TOOL_CALL_END.
 func emitToolCall(ctx context.Context, c *vm.Call, id string, h callHead) error {
 	if h.predict != nil {
-		if err := c.Emit(predictEvent(h.predict)); err != nil {
+		if err := c.Emit(predictEvent(h.predict, id)); err != nil {
 			return err
 		}
 	}
