@@ -19,7 +19,7 @@ const (
 	ActivityDelta     EventType = "ACTIVITY_DELTA"            // MessageID, ActivityType, Patch
 	StepStarted       EventType = "STEP_STARTED"              // Name
 	StepFinished      EventType = "STEP_FINISHED"             // Name
-	Custom            EventType = "CUSTOM"                    // Name, Value
+	Custom            EventType = "CUSTOM"                    // Name, Value; ToolCallID, never sent, ties an event that announces a tool call to it
 	ReasoningStart    EventType = "REASONING_START"           // MessageID ("reason:" + id)
 	ReasoningMsgStart EventType = "REASONING_MESSAGE_START"   // MessageID
 	ReasoningContent  EventType = "REASONING_MESSAGE_CONTENT" // MessageID, Delta
