@@ -113,6 +113,12 @@ async function close({ page, problems }) {
   await page.close();
 }
 
+// pathOf is the page's address without its origin: its path and query.
+function pathOf(page) {
+  const url = new URL(page.url());
+  return url.pathname + url.search;
+}
+
 // send types text into the chat and sends it.
 async function send(page, text) {
   const input = page.getByTestId("copilot-chat-textarea");
@@ -151,7 +157,7 @@ test("support: a chat turn shows the workflow's reply", async () => {
   const opened = await open("/support");
   await send(opened.page, "I ordered a teapot, order A-17.");
   assert.deepEqual(await transcript(opened.page, teapot.at(-1).slice(11)), teapot);
-  supportAddress = new URL(opened.page.url()).pathname + new URL(opened.page.url()).search;
+  supportAddress = pathOf(opened.page);
   assert.match(supportAddress, /^\/support\?thread=[\w-]+$/);
   await close(opened);
 });
@@ -225,6 +231,44 @@ test("handoff: the person's reply, sent through the interrupt's form, shows in t
   ]);
   assert.equal(await form.count(), 0, "the form is gone once answered");
   await close(opened);
+});
+
+test("a pending refund card and a pending handoff form outlive a runtime restart", async () => {
+  const approval = await open("/approval");
+  await send(approval.page, "Please refund order A-17.");
+  await approval.page.getByRole("region", { name: "Refund" }).getByRole("button", { name: "Approve" }).waitFor();
+  const approvalAddress = pathOf(approval.page);
+  await close(approval);
+  const handoff = await open("/handoff");
+  await send(handoff.page, "Can I talk to a person?");
+  await handoff.page.getByRole("form", { name: "Handoff" }).waitFor();
+  const handoffAddress = pathOf(handoff.page);
+  await close(handoff);
+
+  await runtime.stop();
+  runtime = await startRuntime();
+
+  const card = await open(approvalAddress);
+  await card.page.getByRole("region", { name: "Refund" }).getByRole("button", { name: "Reject" }).click();
+  assert.deepEqual(await transcript(card.page, "All right, I will not issue a refund."), [
+    "user: Please refund order A-17.",
+    "assistant: Refund requested: Please refund order A-17.\n\nRejected",
+    "assistant: All right, I will not issue a refund.",
+  ]);
+  await close(card);
+
+  // aguic's history of the handoff keeps what the workflow stored: the
+  // question that asked for a person is not among it.
+  const form = await open(handoffAddress);
+  const reply = form.page.getByRole("form", { name: "Handoff" });
+  await reply.getByText("The customer asks for a person: Can I talk to a person?").waitFor();
+  await reply.getByRole("textbox", { name: "Reply as a person" }).fill("Hi, I am Sam from support.");
+  await reply.getByRole("button", { name: "Send reply" }).click();
+  assert.deepEqual(await transcript(form.page, "Hi, I am Sam from support."), [
+    "assistant: Let me get a colleague of mine.",
+    "assistant: Hi, I am Sam from support.",
+  ]);
+  await close(form);
 });
 
 // The README's CopilotKit code blocks are the app's own files: a block
