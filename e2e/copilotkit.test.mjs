@@ -126,19 +126,40 @@ async function send(page, text) {
   await input.press("Enter");
 }
 
-// transcript waits for the chat to show last, then returns its messages,
-// in order, as "user: …" and "assistant: …".
-async function transcript(page, last) {
+// showsTranscript waits for the chat to show the last of lines and to
+// stop running, then checks that its messages are lines, in order: each
+// "user: …" or "assistant: …".
+async function showsTranscript(page, lines) {
   const messages = page.getByTestId(/^copilot-(user|assistant)-message$/);
-  await messages.filter({ hasText: last }).last().waitFor();
+  await messages.filter({ hasText: lines.at(-1).replace(/^\w+: /, "") }).last().waitFor();
   await page.locator('[data-testid="copilot-chat"][data-copilot-running="false"]').waitFor();
-  const out = [];
+  const shown = [];
   for (const m of await messages.all()) {
     const role = (await m.getAttribute("data-testid")).replace(/^copilot-(\w+)-message$/, "$1");
     const text = (await m.innerText()).trim();
-    if (text) out.push(`${role}: ${text}`);
+    if (text) shown.push(`${role}: ${text}`);
   }
-  return out;
+  assert.deepEqual(shown, lines);
+}
+
+// restartRuntime stops the Copilot Runtime and starts a new one on its
+// port, with no thread in memory.
+async function restartRuntime() {
+  await runtime.stop();
+  runtime = await startRuntime();
+}
+
+// The refund card of the approval page, and the reply form of the
+// handoff page.
+const refundCard = (page) => page.getByRole("region", { name: "Refund" });
+const handoffForm = (page) => page.getByRole("form", { name: "Handoff" });
+
+// replyAsPerson answers the handoff's interrupt through its form.
+async function replyAsPerson(page, reply) {
+  const form = handoffForm(page);
+  await form.getByText("The customer asks for a person: Can I talk to a person?").waitFor();
+  await form.getByRole("textbox", { name: "Reply as a person" }).fill(reply);
+  await form.getByRole("button", { name: "Send reply" }).click();
 }
 
 const teapot = [
@@ -156,7 +177,7 @@ let supportAddress;
 test("support: a chat turn shows the workflow's reply", async () => {
   const opened = await open("/support");
   await send(opened.page, "I ordered a teapot, order A-17.");
-  assert.deepEqual(await transcript(opened.page, teapot.at(-1).slice(11)), teapot);
+  await showsTranscript(opened.page, teapot);
   supportAddress = pathOf(opened.page);
   assert.match(supportAddress, /^\/support\?thread=[\w-]+$/);
   await close(opened);
@@ -165,19 +186,18 @@ test("support: a chat turn shows the workflow's reply", async () => {
 test("support: a reload shows the conversation, also from aguic after the runtime restarts", async () => {
   assert.ok(supportAddress, "the chat turn test ran first");
   const opened = await open(supportAddress);
-  assert.deepEqual(await transcript(opened.page, teapot.at(-1).slice(11)), teapot);
+  await showsTranscript(opened.page, teapot);
   await send(opened.page, "When will it arrive?");
-  assert.deepEqual(await transcript(opened.page, arrival.at(-1).slice(11)), [...teapot, ...arrival]);
+  await showsTranscript(opened.page, [...teapot, ...arrival]);
   await opened.page.reload();
-  assert.deepEqual(await transcript(opened.page, arrival.at(-1).slice(11)), [...teapot, ...arrival]);
+  await showsTranscript(opened.page, [...teapot, ...arrival]);
   await close(opened);
 
   // A new runtime process has no thread in memory: its runner restores
   // the conversation from aguic's history.
-  await runtime.stop();
-  runtime = await startRuntime();
+  await restartRuntime();
   const again = await open(supportAddress);
-  assert.deepEqual(await transcript(again.page, arrival.at(-1).slice(11)), [...teapot, ...arrival]);
+  await showsTranscript(again.page, [...teapot, ...arrival]);
   await close(again);
 });
 
@@ -185,14 +205,17 @@ test("todos: the list the workflow keeps in the shared state shows on the page",
   const opened = await open("/todos");
   const { page } = opened;
   const todos = page.getByRole("list", { name: "Todos" }).getByRole("listitem");
-  await send(page, "add buy milk");
-  await todos.filter({ hasText: "buy milk" }).waitFor();
-  await transcript(page, "[ ] buy milk");
-  await send(page, "add call Ada");
-  await transcript(page, "[ ] buy milk; [ ] call Ada");
-  await send(page, "done buy milk");
-  await transcript(page, "[x] buy milk; [ ] call Ada");
-  assert.deepEqual(await todos.allInnerTexts(), ["buy milk", "call Ada"].map((t) => ` ${t}`));
+  const said = [];
+  for (const [command, answer] of [
+    ["add buy milk", "[ ] buy milk"],
+    ["add call Ada", "[ ] buy milk; [ ] call Ada"],
+    ["done buy milk", "[x] buy milk; [ ] call Ada"],
+  ]) {
+    await send(page, command);
+    said.push(`user: ${command}`, `assistant: ${answer}`);
+    await showsTranscript(page, said);
+  }
+  assert.deepEqual(await todos.allInnerTexts(), [" buy milk", " call Ada"]);
   assert.deepEqual(await todos.getByRole("checkbox").evaluateAll((boxes) => boxes.map((b) => b.checked)), [true, false]);
   await close(opened);
   assert.equal(runtime.proc.exitCode, null, `the Copilot Runtime exited:\n${runtime.output()}`);
@@ -203,16 +226,15 @@ test("approval: approving the refund in the card resumes the workflow", async ()
   const opened = await open("/approval");
   const { page } = opened;
   await send(page, "Please refund order A-17.");
-  const card = page.getByRole("region", { name: "Refund" });
-  await card.getByText("Refund requested: Please refund order A-17.").waitFor();
-  await card.getByRole("button", { name: "Approve" }).click();
+  await refundCard(page).getByText("Refund requested: Please refund order A-17.").waitFor();
+  await refundCard(page).getByRole("button", { name: "Approve" }).click();
   // The card is the assistant's tool call, shown with its answer.
-  assert.deepEqual(await transcript(page, "Done: your refund is queued."), [
+  await showsTranscript(page, [
     "user: Please refund order A-17.",
     "assistant: Refund requested: Please refund order A-17.\n\nApproved",
     "assistant: Done: your refund is queued.",
   ]);
-  assert.equal(await card.getByRole("button").count(), 0, "the answered card has no buttons");
+  assert.equal(await refundCard(page).getByRole("button").count(), 0, "the answered card has no buttons");
   await close(opened);
 });
 
@@ -220,51 +242,44 @@ test("handoff: the person's reply, sent through the interrupt's form, shows in t
   const opened = await open("/handoff");
   const { page } = opened;
   await send(page, "Can I talk to a person?");
-  const form = page.getByRole("form", { name: "Handoff" });
-  await form.getByText("The customer asks for a person: Can I talk to a person?").waitFor();
-  await form.getByRole("textbox", { name: "Reply as a person" }).fill("Hi, I am Sam from support.");
-  await form.getByRole("button", { name: "Send reply" }).click();
-  assert.deepEqual(await transcript(page, "Hi, I am Sam from support."), [
+  await replyAsPerson(page, "Hi, I am Sam from support.");
+  await showsTranscript(page, [
     "user: Can I talk to a person?",
     "assistant: Let me get a colleague of mine.",
     "assistant: Hi, I am Sam from support.",
   ]);
-  assert.equal(await form.count(), 0, "the form is gone once answered");
+  assert.equal(await handoffForm(page).count(), 0, "the form is gone once answered");
   await close(opened);
 });
 
 test("a pending refund card and a pending handoff form outlive a runtime restart", async () => {
   const approval = await open("/approval");
   await send(approval.page, "Please refund order A-17.");
-  await approval.page.getByRole("region", { name: "Refund" }).getByRole("button", { name: "Approve" }).waitFor();
+  await refundCard(approval.page).getByRole("button", { name: "Reject" }).waitFor();
   const approvalAddress = pathOf(approval.page);
   await close(approval);
   const handoff = await open("/handoff");
   await send(handoff.page, "Can I talk to a person?");
-  await handoff.page.getByRole("form", { name: "Handoff" }).waitFor();
+  await handoffForm(handoff.page).waitFor();
   const handoffAddress = pathOf(handoff.page);
   await close(handoff);
 
-  await runtime.stop();
-  runtime = await startRuntime();
+  await restartRuntime();
 
   const card = await open(approvalAddress);
-  await card.page.getByRole("region", { name: "Refund" }).getByRole("button", { name: "Reject" }).click();
-  assert.deepEqual(await transcript(card.page, "All right, I will not issue a refund."), [
+  await refundCard(card.page).getByRole("button", { name: "Reject" }).click();
+  await showsTranscript(card.page, [
     "user: Please refund order A-17.",
     "assistant: Refund requested: Please refund order A-17.\n\nRejected",
     "assistant: All right, I will not issue a refund.",
   ]);
   await close(card);
 
-  // aguic's history of the handoff keeps what the workflow stored: the
-  // question that asked for a person is not among it.
+  // aguic's history of the handoff holds what the workflow stored, which
+  // leaves out the question that asked for a person.
   const form = await open(handoffAddress);
-  const reply = form.page.getByRole("form", { name: "Handoff" });
-  await reply.getByText("The customer asks for a person: Can I talk to a person?").waitFor();
-  await reply.getByRole("textbox", { name: "Reply as a person" }).fill("Hi, I am Sam from support.");
-  await reply.getByRole("button", { name: "Send reply" }).click();
-  assert.deepEqual(await transcript(form.page, "Hi, I am Sam from support."), [
+  await replyAsPerson(form.page, "Hi, I am Sam from support.");
+  await showsTranscript(form.page, [
     "assistant: Let me get a colleague of mine.",
     "assistant: Hi, I am Sam from support.",
   ]);
