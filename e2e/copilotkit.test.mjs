@@ -252,6 +252,20 @@ test("handoff: the person's reply, sent through the interrupt's form, shows in t
   await close(opened);
 });
 
+test("handoff: when nobody is free, the form cancels the interrupt and the workflow says so", async () => {
+  const opened = await open("/handoff");
+  const { page } = opened;
+  await send(page, "Can I talk to a person?");
+  await handoffForm(page).getByRole("button", { name: "Nobody is free" }).click();
+  await showsTranscript(page, [
+    "user: Can I talk to a person?",
+    "assistant: Let me get a colleague of mine.",
+    "assistant: Nobody is free right now, sorry. I will keep helping you myself.",
+  ]);
+  assert.equal(await handoffForm(page).count(), 0, "the form is gone once cancelled");
+  await close(opened);
+});
+
 test("a pending refund card and a pending handoff form outlive a runtime restart", async () => {
   const approval = await open("/approval");
   await send(approval.page, "Please refund order A-17.");

@@ -9,17 +9,16 @@ export function Approval({ threadId }) {
     name: "confirm_refund",
     description: "Asks the user to confirm a refund.",
     parameters: z.object({ request: z.string() }),
-    render: ({ args, status, respond, result }) => (
+    render: ({ args, respond, result }) => (
       <section aria-label="Refund">
         <p>Refund requested: {args.request}</p>
-        {respond ? (
+        {respond && (
           <>
             <button onClick={() => respond({ approved: true })}>Approve</button>
             <button onClick={() => respond({ approved: false })}>Reject</button>
           </>
-        ) : (
-          <p>{status === "complete" ? (JSON.parse(result ?? "{}").approved ? "Approved" : "Rejected") : "…"}</p>
         )}
+        {result && <p>{JSON.parse(result).approved ? "Approved" : "Rejected"}</p>}
       </section>
     ),
   });
