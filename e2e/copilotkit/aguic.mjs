@@ -43,12 +43,13 @@ export class AguicRunner extends InMemoryAgentRunner {
 
   // restore sends the subscriber the events of aguic's history of the
   // thread (its messages, its state, and what it waits for), or none when
-  // aguic has no such conversation.
+  // aguic has no such conversation. They come in the shapes of the AG-UI
+  // client CopilotKit bundles, 0.0.59, as the runs of the thread do.
   async restore({ threadId, agentId }, subscriber) {
     const res = await fetch(`${this.aguic}/agui/history`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "text/event-stream" },
-      body: JSON.stringify({ threadId, workflowId: this.workflows[agentId] }),
+      body: JSON.stringify({ threadId, workflowId: this.workflows[agentId], protocolVersion: "0.0.59" }),
     });
     if (res.status !== 404) {
       if (!res.ok) throw new Error(`aguic answered the history of thread ${threadId} with ${res.status}: ${await res.text()}`);
