@@ -59,6 +59,9 @@ func goldenCases(t *testing.T) []struct {
 		{"run_finished_no_result", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Finished}, nil)},
 		{"run_finished_pending_tools", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitTool, ToolCallIDs: []string{"call-1", "call-2"}}}, nil)},
 		{"run_finished_interrupt", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitInterrupt, Interrupts: []vm.Interrupt{interrupt, {ID: "int-2", Reason: "input"}}}}, nil)},
+		{"run_finished_interrupt_subagent", RunFinishedEvent{ThreadID: "thread-1", RunID: "run-1", Outcome: &Outcome{Type: OutcomeInterrupt, Interrupts: []Interrupt{
+			{ID: "int-1", Reason: "approval", SubagentRunID: "sub-1"}, {ID: "int-2", Reason: "input"},
+		}}}},
 		{"run_finished_user_turn", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitUser}}, nil)},
 		{"run_finished_cancelled", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Cancelled}, nil)},
 		{"run_finished_usage", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Finished, Result: "done"}, []TokenUsage{
@@ -176,21 +179,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkWire(t, c.e, got)
-			path := filepath.Join(goldenDir, c.name+".json")
-			got = append(got, '\n')
-			if golden.Update() {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs (go test -update to accept):\n got %s\nwant %s", path, got, want)
-			}
+			golden.Check(t, filepath.Join(goldenDir, c.name+".json"), append(got, '\n'))
 		})
 	}
 	for _, typ := range eventTypes() {
