@@ -462,7 +462,7 @@ func (b *blocker) release() {
 }
 
 func slowBody(runID, url string) string {
-	return `{"threadId": "busy", "runId": "` + runID + `", "messages": [{"id": "m", "role": "user", "content": "go"}], "state": {"url": "` + url + `"}}`
+	return `{"threadId": "busy", "runId": "` + runID + `", "protocolVersion": "1.0", "messages": [{"id": "m", "role": "user", "content": "go"}], "state": {"url": "` + url + `"}}`
 }
 
 func TestBusy(t *testing.T) {
