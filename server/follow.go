@@ -39,6 +39,7 @@ type joinInput struct {
 	Cursor      string `query:"cursor" doc:"Go on after this event (the id of the last frame read); from the run's first event when empty."`
 	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
 	Protocol    string `query:"protocolVersion" doc:"The AG-UI version of the events: 1.0 when empty; a version before 1.0 (0.0.57) sends them as the clients before 1.0 take them."`
+	NodeEvents  bool   `query:"nodeEvents" doc:"Stream the lifecycle of the run's nodes (the activity graph.node.lifecycle) from now on, when this process executes the run; a run that another process executes streams none."`
 }
 
 func (s *Server) registerJoin() {
@@ -83,7 +84,11 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 	}
 	d := dialectOf(in.Protocol)
 	if r := s.localRun(th.Key, in.RunID); r != nil {
-		return s.streamAfter(r, after, d), nil
+		nodes := in.NodeEvents || s.cfg.NodeLifecycle
+		if nodes {
+			r.enableNodes()
+		}
+		return s.streamAfter(r, after, d, nodes), nil
 	}
 	rec, err := s.cfg.Store.Run(ctx, th.Key, in.RunID)
 	switch {
@@ -239,17 +244,39 @@ func (s *Server) eachEvent(ctx context.Context, key store.Key, after uint64, eac
 // pushStored adds the frame of a stored event, with its sequence number
 // and its time.
 func (r *run) pushStored(se store.Event) {
-	e, err := se.Decode()
-	if err != nil {
-		return
-	}
-	ev, ok := agui.FromVM(e)
+	ev, ok := storedEvent(se)
 	if !ok {
 		return
 	}
-	if enc, err := agui.Encode(agui.WithTimestamp(ev, se.Time)); err == nil {
+	if enc, err := agui.Encode(ev); err == nil {
 		r.push(frame{seq: se.Seq, enc: enc}, false)
 	}
+}
+
+// storedEvent is the AG-UI event of a stored event, stamped with its
+// time; false for one that is no AG-UI event (a marker of the log only)
+// or that does not decode.
+func storedEvent(se store.Event) (agui.Event, bool) {
+	e, err := se.Decode()
+	if err != nil {
+		return nil, false
+	}
+	ev, ok := agui.FromVM(e)
+	if !ok {
+		return nil, false
+	}
+	return agui.WithTimestamp(ev, se.Time), true
+}
+
+// storedFrame is the AG-UI 1.0 JSON of a stored event, as storedEvent
+// reads it.
+func storedFrame(se store.Event) ([]byte, bool) {
+	ev, ok := storedEvent(se)
+	if !ok {
+		return nil, false
+	}
+	data, err := ev.MarshalJSON()
+	return data, err == nil
 }
 
 // followFailed ends r with RUN_ERROR for a store that failed, unless the

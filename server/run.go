@@ -39,16 +39,19 @@ type run struct {
 
 	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
 
-	threadID string         // the client's thread id, for the terminal event
-	queued   *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
+	threadID  string         // the client's thread id, for the terminal event
+	queued    *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
+	nodes     *lifecycle     // the lifecycle of its nodes, once it is set to execute; under mu
+	wantNodes bool           // a follower wants the lifecycle; under mu
 }
 
 // frame is one SSE frame: the event's JSON, in each dialect, and its
 // sequence number in the thread's log (0: not stored, the frame has no
 // id).
 type frame struct {
-	seq uint64
-	enc agui.Encoding
+	seq  uint64
+	enc  agui.Encoding
+	node bool // a frame of the node lifecycle, which a stream shows only when asked
 }
 
 func newRun(id string, key store.Key, now func() time.Time) *run {
@@ -194,6 +197,13 @@ func runState(agent map[string]any) any {
 	return agent["state"]
 }
 
+// pushNode adds the frame of an event of the node lifecycle.
+func (r *run) pushNode(ev agui.Event) {
+	if enc, err := agui.Encode(agui.WithTimestamp(ev, r.now())); err == nil {
+		r.push(frame{enc: enc, node: true}, false)
+	}
+}
+
 // runRequest is an AG-UI run request resolved to its workflow.
 type runRequest struct {
 	wf *vm.Workflow
@@ -205,6 +215,11 @@ type runRequest struct {
 func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamResponse, error) {
 	in, wf := req.in, req.wf
 	d := agui.DialectOf(in.ProtocolVersion)
+	nodes, err := nodeEventsOf(in.ForwardedProps)
+	if err != nil {
+		return nil, err
+	}
+	nodes = nodes || s.cfg.NodeLifecycle
 	if in.RunID == "" {
 		in.RunID = "run-" + uuid.NewString()
 	}
@@ -252,7 +267,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Machine: s.cfg.Machine,
 		Load:    s.cfg.Load,
 		Frames:  s.frames,
-		Live:    s.live(r),
+		Live:    s.live(r, nodes),
 		Events:  stateFirst(runState(hook.Agent)),
 		Release: true,
 		Now:     s.now,
@@ -275,7 +290,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 		go s.waitTurn(r)
-		return s.stream(r, d), nil
+		return s.streamAfter(r, 0, d, nodes), nil
 	}
 	r.hold()
 	sreq.OnDurable = r.durable
@@ -286,7 +301,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	}
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
-	return s.stream(r, d), nil
+	return s.streamAfter(r, 0, d, nodes), nil
 }
 
 // beginError is the answer to a run that could not begin.

@@ -16,12 +16,13 @@ import (
 // events through here, in its own dialect: the frames of a run may go to
 // streams of several.
 func (s *Server) stream(r *run, d agui.Dialect) *huma.StreamResponse {
-	return s.streamAfter(r, 0, d)
+	return s.streamAfter(r, 0, d, false)
 }
 
 // streamAfter is stream, without the stored events up to the cursor after
-// (a client that reconnects has them).
-func (s *Server) streamAfter(r *run, after uint64, d agui.Dialect) *huma.StreamResponse {
+// (a client that reconnects has them), with the frames of the node
+// lifecycle when nodes is set.
+func (s *Server) streamAfter(r *run, after uint64, d agui.Dialect, nodes bool) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(ctx huma.Context) {
 		req, w := humago.Unwrap(ctx)
 		agui.SSEHeaders(w.Header())
@@ -37,7 +38,7 @@ func (s *Server) streamAfter(r *run, after uint64, d agui.Dialect) *huma.StreamR
 		for i := 0; ; {
 			frames, ended, wake := r.next(i)
 			for _, f := range frames {
-				if f.seq != 0 && f.seq <= after {
+				if f.seq != 0 && f.seq <= after || f.node && !nodes {
 					continue
 				}
 				data, ok := f.enc.In(d)
