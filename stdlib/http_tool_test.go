@@ -80,7 +80,7 @@ func TestHTTPTool(t *testing.T) {
 		{name: "result fails", path: "/text",
 			impl: `http GET "<<$input.url>><<$args.path>>"
     result = parse_json($response.body)`,
-			want: `error: parse_json($response.body): parse_json: invalid JSON at offset 0: invalid character 's' looking for beginning of value`},
+			want: `error: parse_json($response.body): parse_json: invalid JSON at offset 1: invalid character 's' looking for beginning of value`},
 		{name: "failed request skips the result", path: "/broken",
 			impl: `http GET "<<$input.url>><<$args.path>>"
     result = "never"`,
