@@ -285,6 +285,7 @@ type fileCompiler struct {
 	// per workflow
 	reads  map[string]diag.Span // root → first read
 	writes map[string]bool
+	bound  map[string]bool // variables a tool's result reads, such as "response": suggestions for a misspelt root
 }
 
 func (c *fileCompiler) compile() {
@@ -334,6 +335,10 @@ func (c *fileCompiler) checkRoots() {
 		if c.writes[r] || slices.Contains(builtinRoots, r) {
 			continue
 		}
-		c.diags.Warningf(c.reads[r], CodeUnwrittenRoot, "$%s is read but nothing writes it%s", r, suggest("$"+r, c.rootNames()))
+		names := c.rootNames()
+		for v := range c.bound {
+			names = append(names, "$"+v)
+		}
+		c.diags.Warningf(c.reads[r], CodeUnwrittenRoot, "$%s is read but nothing writes it%s", r, suggest("$"+r, names))
 	}
 }

@@ -116,7 +116,10 @@ func dumpProgram(p *vm.Program) string {
 		fmt.Fprintf(&b, "workflow %s conversation=%v entry=%q\n", w.ID, w.Conversation, w.Entry)
 		for _, tool := range w.Tools {
 			impl := "result"
-			if tool.Impl != nil {
+			switch {
+			case tool.Impl != nil && tool.Result != nil:
+				impl = tool.Impl.Kind + ", result"
+			case tool.Impl != nil:
 				impl = tool.Impl.Kind
 			}
 			fmt.Fprintf(&b, "  tool %s (%s)\n", tool.Name, impl)

@@ -552,6 +552,9 @@ func renderKinds(reg *vm.Registry) string {
 		} else {
 			fmt.Fprintf(&b, "- **Result**: none; `-> $path` is an error (%s).\n", compiler.CodeNoResult)
 		}
+		if k.Tool != nil {
+			fmt.Fprintf(&b, "- **In a [tool](#tools)**: it may implement one. %s\n", cell(k.Tool.Doc, false))
+		}
 		fmt.Fprintf(&b, "- **Suspends**: %s.\n", suspendLong(k.Suspend))
 		if k.Convo {
 			fmt.Fprintf(&b, "- **Conversation only**: yes; in a stateless workflow it is an error (%s).\n", compiler.CodeConversation)

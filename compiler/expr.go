@@ -69,6 +69,11 @@ type env struct {
 	locals []string // loop variables and catch bindings in scope
 	tools  []string // backend tool names, for a tools key
 	args   bool     // inside a tool: $args holds the arguments
+	// In a tool's result: the variable that holds the result of the tool's
+	// node (ToolSpec.Var), and those of the other tool kinds, each mapped
+	// to its kind, which are errors there.
+	bound   string
+	unbound map[string]string
 }
 
 func (e env) with(local string) env {
@@ -251,6 +256,14 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 					c.diags.Errorf(span, CodeUnknownName, "$args holds a tool's arguments and exists only inside a tool")
 					bad = true
 				}
+				continue
+			}
+			if root == e.bound {
+				continue
+			}
+			if kind, ok := e.unbound[root]; ok {
+				c.diags.Errorf(span, CodeUnknownName, "$%s holds the result of a tool's %s node and exists only in the result of a tool that has one", root, kind)
+				bad = true
 				continue
 			}
 			c.read(root, span)

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
@@ -23,6 +24,7 @@ func (c *fileCompiler) span(pos, end lexer.Position) diag.Span {
 func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	c.reads = map[string]diag.Span{}
 	c.writes = map[string]bool{}
+	c.bound = map[string]bool{}
 	wf := &vm.Workflow{ID: w.Name.Name, Span: c.span(w.Pos, w.EndPos)}
 
 	seen := map[string]diag.Span{} // attribute → where it is first set
@@ -118,22 +120,24 @@ func (c *fileCompiler) literalString(a *lang.Attr, what string) (string, bool) {
 	return "", false
 }
 
-// tool checks a tool block: its attributes and its one implementation.
+// tool checks a tool block: its attributes and its implementation, a
+// `result = expr`, a node of a kind that implements tools, or a node and
+// a result that shapes what the node gives.
 func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
-	e := env{args: true}
 	seen := map[string]diag.Span{} // attribute → where it is first set
-	var impls []*lang.ToolItem
+	var nodes []*lang.ToolItem
+	var result *lang.ToolItem
 	for _, item := range t.Items {
 		name := item.Name.Name
 		span := c.span(item.Name.Pos, item.Name.EndPos)
 		if item.Value == nil {
-			impls = append(impls, item)
+			nodes = append(nodes, item)
 			continue
 		}
 		if item.Arg != nil || item.Body != nil || item.Out != nil {
 			c.diags.Errorf(c.span(item.Pos, item.EndPos), CodeToolShape, "expected newline after the value of %q", name)
-			if name == "result" {
-				impls = append(impls, item)
+			if name == "result" && result == nil {
+				result = item
 			}
 			continue
 		}
@@ -147,10 +151,9 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 		case "description":
 			tool.Description, _ = c.literalString(attr, "a tool's description")
 		case "parameters":
-			tool.Parameters = c.value(exprSyntax(item.Value), vm.TypeObject, nil, e, "parameters")
+			tool.Parameters = c.value(exprSyntax(item.Value), vm.TypeObject, nil, env{args: true}, "parameters")
 		case "result":
-			tool.Result = c.value(exprSyntax(item.Value), vm.TypeAny, nil, e, "result")
-			impls = append(impls, item)
+			result = item
 		default:
 			c.diags.Errorf(span, CodeUnknownKey, "unknown tool key %q%s", name, suggest(name, toolAttrs))
 		}
@@ -158,35 +161,93 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	if _, set := seen["description"]; tool.Description == "" && !set {
 		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeMissingKey, "tool %q needs a description", tool.Name)
 	}
-	switch len(impls) {
-	case 0:
+	if len(nodes) == 0 && result == nil {
 		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeToolShape, "tool %q needs an implementation: result = expr, or a %s node", tool.Name, orList(c.toolKinds()))
 		return
-	case 1:
-	default:
-		c.diags.Errorf(c.span(impls[1].Pos, impls[1].EndPos), CodeToolShape, "tool %q has more than one implementation", tool.Name)
+	}
+	if len(nodes) > 1 {
+		c.diags.Errorf(c.span(nodes[1].Pos, nodes[1].EndPos), CodeToolShape, "tool %q has more than one implementation", tool.Name)
 		return
 	}
-	item := impls[0]
-	if item.Value != nil {
-		return
+	e := env{args: true, unbound: c.toolVars()}
+	if len(nodes) == 1 {
+		if !c.toolNode(wf, tool, nodes[0], result) {
+			return
+		}
+		e.bound = c.reg.Kind(nodes[0].Name.Name).Tool.Var
+		delete(e.unbound, e.bound)
+		if e.bound != "" {
+			c.bound[e.bound] = true
+		}
 	}
-	if spec := c.reg.Kind(item.Name.Name); spec == nil || !spec.Tool {
-		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr or a %s node, not %q", orList(c.toolKinds()), item.Name.Name)
-		return
+	if result != nil && result.Value != nil {
+		tool.Result = c.value(exprSyntax(result.Value), vm.TypeAny, nil, e, "result")
+	}
+}
+
+// toolNode checks and lowers the node that implements a tool, beside the
+// tool's result when it has one; false means it reported why it cannot.
+func (c *fileCompiler) toolNode(wf *vm.Workflow, tool *vm.Tool, item, result *lang.ToolItem) bool {
+	kind := item.Name.Name
+	spec := c.reg.Kind(kind)
+	if spec == nil || spec.Tool == nil {
+		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr or a %s node, not %q", orList(c.toolKinds()), kind)
+		return false
+	}
+	ok := true
+	if result != nil && spec.Tool.Var == "" {
+		c.diags.Errorf(c.span(result.Name.Pos, result.Name.EndPos), CodeToolShape, "tool %q: result = expr cannot shape the result of a %s node (only %s nodes' results can be shaped); alone, it is the tool's implementation", tool.Name, kind, orList(c.shapedToolKinds()))
+		ok = false
+	}
+	if item.Out != nil {
+		hint := ""
+		if spec.Tool.Var != "" {
+			hint = ": shape it with result = expr, reading $" + spec.Tool.Var
+		}
+		c.diags.Errorf(c.span(item.Out.Pos, item.Out.EndPos), CodeToolShape, "the result of a tool's %s node goes to the model, not to %s%s", kind, "$"+strings.TrimPrefix(item.Out.Root, "$"), hint)
+		ok = false
+	}
+	if !ok {
+		return false
 	}
 	l := newLowerer(c, wf)
-	node := &lang.Node{Pos: item.Pos, EndPos: item.EndPos, Kind: item.Name, Arg: item.Arg, Body: item.Body, Out: item.Out}
-	tool.Impl = l.node(node, "tool."+tool.Name, "", &scope{kind: "tool", env: e}, "")
+	node := &lang.Node{Pos: item.Pos, EndPos: item.EndPos, Kind: item.Name, Arg: item.Arg, Body: item.Body}
+	tool.Impl = l.node(node, "tool."+tool.Name, "", &scope{kind: "tool", env: env{args: true}}, "")
+	return true
 }
 
 // toolKinds are the node kinds that may implement a tool (KindSpec.Tool).
 func (c *fileCompiler) toolKinds() []string {
 	var kinds []string
 	for _, k := range c.reg.Kinds() {
-		if k.Tool {
+		if k.Tool != nil {
 			kinds = append(kinds, k.Name)
 		}
 	}
 	return kinds
+}
+
+// shapedToolKinds are the tool kinds whose result a tool's result = expr
+// may shape (ToolSpec.Var).
+func (c *fileCompiler) shapedToolKinds() []string {
+	var kinds []string
+	for _, k := range c.reg.Kinds() {
+		if k.Tool != nil && k.Tool.Var != "" {
+			kinds = append(kinds, k.Name)
+		}
+	}
+	return kinds
+}
+
+// toolVars maps the variables of the tool kinds' results, such as
+// "response", to their kinds: each is bound only in the result of a tool
+// with a node of its kind.
+func (c *fileCompiler) toolVars() map[string]string {
+	vars := map[string]string{}
+	for _, k := range c.reg.Kinds() {
+		if k.Tool != nil && k.Tool.Var != "" {
+			vars[k.Tool.Var] = k.Name
+		}
+	}
+	return vars
 }

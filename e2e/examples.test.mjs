@@ -15,7 +15,10 @@ import { root, startServe, newID, rawRun, checkedFetch, agentRun, textOf, warnin
 
 let serve, base;
 
-// api answers GET /v1/forecast like Open-Meteo and records each request.
+// api answers GET /v1/forecast like Open-Meteo and records each request;
+// while apiDown is set it drops every connection unanswered, as a service
+// that cannot be reached.
+let apiDown = false;
 const forecast = {
   latitude: 52.52,
   longitude: 13.41,
@@ -26,6 +29,10 @@ const apiRequests = [];
 const api = http.createServer((req, res) => {
   const url = new URL(req.url, "http://localhost");
   apiRequests.push(url);
+  if (apiDown) {
+    req.socket.destroy();
+    return;
+  }
   if (req.method !== "GET" || url.pathname !== "/v1/forecast") {
     res.writeHead(404).end();
     return;
@@ -315,9 +322,7 @@ test("weather.wf: the model calls a backend tool that gets the forecast from the
   assert.equal(calls.length, 1, JSON.stringify(calls));
   assert.equal(calls[0].name, "get_weather");
   assert.deepEqual(calls[0].args, { latitude: 52.52, longitude: 13.41 });
-  const response = JSON.parse(calls[0].result);
-  assert.equal(response.status, 200);
-  assert.deepEqual(response.body, forecast);
+  assert.deepEqual(JSON.parse(calls[0].result), forecast, "the model gets the body of the response");
 
   assert.equal(apiRequests.length, 1);
   const [req] = apiRequests;
@@ -329,8 +334,30 @@ test("weather.wf: the model calls a backend tool that gets the forecast from the
   const text = "That is the weather in Berlin right now, straight from the weather service.";
   assert.deepEqual(result, { text });
   assert.equal(lastText(agent), text);
-  assert.ok(agent.messages.some((m) => m.role === "tool" && JSON.parse(m.content).body.current.temperature_2m === 18.4), JSON.stringify(agent.messages));
+  assert.ok(agent.messages.some((m) => m.role === "tool" && JSON.parse(m.content).current.temperature_2m === 18.4), JSON.stringify(agent.messages));
   assert.deepEqual(warnings, []);
+});
+
+test("weather.wf: when the weather service cannot be reached, the answer says so", async () => {
+  apiRequests.length = 0;
+  apiDown = true;
+  try {
+    const agent = agentFor("weather");
+    const { seen, result } = await send(agent, "What is the weather in Berlin?");
+    const calls = toolCalls(seen);
+    assert.equal(calls.length, 1, JSON.stringify(calls));
+    assert.match(calls[0].result, /^error: http GET http:\/\/127\.0\.0\.1:\d+\/v1\/forecast\?…: .* \(after 2 tries\)$/);
+    // The tool tries twice (retry = 1); Go's transport may send a request
+    // once more itself when a reused connection drops it.
+    assert.ok(apiRequests.length >= 2, `${apiRequests.length} requests`);
+    const text = "I could not reach the weather service, so I cannot tell you the weather in Berlin right now.";
+    assert.deepEqual(result, { text });
+    assert.equal(lastText(agent), text);
+    assert.equal(finishedOf(seen).outcome?.type, "success");
+    assert.deepEqual(warnings, []);
+  } finally {
+    apiDown = false;
+  }
 });
 
 test("fanout.wf: parallel branches ask for both sides and the flow merges them", async () => {

@@ -23,7 +23,7 @@ func call() *vm.KindSpec {
 			}
 			return vm.Gives{Calls: strings.TrimSpace(n.Arg.Source)}
 		},
-		Tool: true,
+		Tool: &vm.ToolSpec{Doc: "The model gets the called workflow's output."},
 		Doc:  "Runs another workflow as a sub-workflow between SUBAGENT_STARTED and SUBAGENT_FINISHED and gives the value its output node set.",
 		Arg:  &vm.ArgSpec{Name: "workflow", Type: vm.TypeWorkflow, Required: true, Doc: "The id of the workflow to run, a bare identifier."},
 		Keys: []vm.KeySpec{

@@ -27,7 +27,11 @@ func httpKind(client *http.Client) *vm.KindSpec {
 			res, err := execHTTP(ctx, c, client)
 			return vm.Step{Result: res}, err
 		},
-		Tool: true,
+		Tool: &vm.ToolSpec{
+			Doc:   "The model gets the response's body (parsed when it is JSON), or {status, body} for a status outside 2xx that allow_status lets through; a result = expr beside the node shapes it instead, reading the response as $response: {status, headers, body}.",
+			Shape: toolResponse,
+			Var:   "response",
+		},
 		Doc:  "Sends an HTTP request and gives the response's status, headers and body (parsed when it is JSON); a status outside 2xx is a run-time error unless allow_status lists it.",
 		Word: &vm.WordSpec{Name: "method", Values: []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}},
 		Arg:  &vm.ArgSpec{Name: "url", Type: vm.TypeString, Required: true, Doc: "The URL to request, a template."},
@@ -222,6 +226,19 @@ func (r *httpRequest) do(ctx context.Context, client *http.Client, now time.Time
 		"headers": headers,
 		"body":    responseBody(resp.Header.Get("Content-Type"), data),
 	}, 0, nil
+}
+
+// toolResponse is what the model gets from the response of a tool's http
+// node: the body, with the status beside it when it is not 2xx.
+func toolResponse(result any) any {
+	res, ok := result.(map[string]any)
+	if !ok {
+		return result
+	}
+	if status, _ := res["status"].(int); status >= 200 && status < 300 {
+		return res["body"]
+	}
+	return map[string]any{"status": res["status"], "body": res["body"]}
 }
 
 // failed words a request that got no response: the run ended, the try

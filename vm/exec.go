@@ -345,34 +345,53 @@ func (c *Call) SetHidden(key string, v any) {
 	c.r.setHidden(key, v)
 }
 
-// RunTool runs a backend tool of the workflow with args as $args: its
-// `result = expr`, or its http or call node, whose result it returns.
+// RunTool runs a backend tool of the workflow with args as $args and
+// returns what the model gets: the value of its `result = expr`, or the
+// result of its http or call node, shaped as the kind's ToolSpec says; a
+// tool with both evaluates the expression with the node's result bound to
+// the kind's variable ($response).
 func (c *Call) RunTool(ctx context.Context, t *Tool, args any) (any, error) {
 	r := c.r
-	saved, had := r.frame.Context["args"]
-	r.frame.Context["args"] = Normalize(args)
-	r.env = nil
-	defer func() {
-		if had {
-			r.frame.Context["args"] = saved
-		} else {
-			delete(r.frame.Context, "args")
+	defer r.bind("args", Normalize(args))()
+	if t.Impl == nil {
+		if t.Result == nil {
+			return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q has no implementation", t.Name)}
 		}
-		r.env = nil
-	}()
+		return r.eval(t.Result)
+	}
+	spec := r.m.Registry.Kind(t.Impl.Kind)
+	if spec == nil || spec.Exec == nil || spec.Tool == nil {
+		return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q: node kind %q cannot implement a tool", t.Name, t.Impl.Kind)}
+	}
+	st, err := spec.Exec(ctx, &Call{Node: t.Impl, Spec: spec, r: r})
+	if err != nil {
+		return nil, asError(err, t.Impl)
+	}
 	switch {
 	case t.Result != nil:
+		if spec.Tool.Var == "" {
+			return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q: a %s node's result cannot be shaped", t.Name, t.Impl.Kind)}
+		}
+		defer r.bind(spec.Tool.Var, Normalize(st.Result))()
 		return r.eval(t.Result)
-	case t.Impl != nil:
-		spec := r.m.Registry.Kind(t.Impl.Kind)
-		if spec == nil || spec.Exec == nil {
-			return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q: node kind %q has no implementation", t.Name, t.Impl.Kind)}
-		}
-		st, err := spec.Exec(ctx, &Call{Node: t.Impl, Spec: spec, r: r})
-		if err != nil {
-			return nil, asError(err, t.Impl)
-		}
-		return st.Result, nil
+	case spec.Tool.Shape != nil:
+		return spec.Tool.Shape(st.Result), nil
 	}
-	return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q has no implementation", t.Name)}
+	return st.Result, nil
+}
+
+// bind sets the context root name to v for what runs until the returned
+// function restores the root as it was.
+func (r *runner) bind(name string, v any) (restore func()) {
+	saved, had := r.frame.Context[name]
+	r.frame.Context[name] = v
+	r.env = nil
+	return func() {
+		if had {
+			r.frame.Context[name] = saved
+		} else {
+			delete(r.frame.Context, name)
+		}
+		r.env = nil
+	}
 }

@@ -87,7 +87,7 @@ type Tool struct {
 	Name        string
 	Description string
 	Parameters  *Value // JSON Schema of the arguments; nil means any object
-	Result      *Value // the `result = expr` implementation, or nil
+	Result      *Value // `result = expr`: the implementation, or beside Impl what shapes its result; or nil
 	Impl        *Node  // the `http …` or `call …` implementation, or nil
 	Span        diag.Span
 }

@@ -69,9 +69,22 @@ type KindSpec struct {
 	// Persists reports whether a node writes the default paths
 	// (KeySpec.Path) of the writing keys it leaves out; nil: it does.
 	Persists func(n *Node) bool
-	// Tool says that a node of the kind may implement a `tool` a workflow
-	// declares.
-	Tool bool
+	// Tool, when set, lets a node of the kind implement a `tool` a workflow
+	// declares, and says what the model gets from it.
+	Tool *ToolSpec
+}
+
+// ToolSpec says what a node that implements a tool hands the model.
+type ToolSpec struct {
+	// Doc says what the model gets, for the reference: one sentence.
+	Doc string
+	// Shape turns the node's result into what the model gets when the tool
+	// has no `result = expr`; nil hands the result over as it is.
+	Shape func(result any) any
+	// Var names the variable, without its $, that holds the node's result
+	// in the tool's `result = expr`, which then shapes what the model gets;
+	// "" means a tool the kind implements cannot have a result.
+	Var string
 }
 
 // Gives is what a node lets the agent of its workflow do.

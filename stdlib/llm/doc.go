@@ -34,6 +34,9 @@
 //	usage: 120 4
 //	delay: 50ms
 //
+//	reply repeat after tool match "refund" result /^error:/
+//	text: I could not look your order up.
+//
 //	reply repeat after tool match "refund"
 //	text: Your order A-1 is on its way.
 //
@@ -57,10 +60,14 @@
 // The `reply` line may add `repeat` (the reply is never used up), `after
 // tool` or `after user` (the request's last message must be a tool result,
 // or must not be: a model's tool round sends the same last user message
-// again, with the results after it) and a `match`: `match "text"` accepts
+// again, with the results after it), a `match`: `match "text"` accepts
 // a request whose last user message contains the text, ignoring case;
 // `match /regexp/` one whose last user message the Go regular expression
-// matches (it must end the line).
+// matches; and a `result`, `result "text"` or `result /regexp/`, which
+// accepts a request that ends with tool results when one of them contains
+// the text or matches, so that the answer can depend on what a tool gave.
+// A /regexp/ must end the line, so only the last of match and result may
+// be one.
 //
 // Each request is answered by the first reply, in script order, that is
 // not used up and whose match accepts it; when there is none the call fails

@@ -33,9 +33,9 @@ type Scripted struct {
 type reply struct {
 	line      int
 	repeat    bool
-	after     string         // "tool" or "user": the role the request's last message must have; "" for any
-	match     string         // lower-cased substring the last user message must contain
-	re        *regexp.Regexp // or a regular expression it must match
+	after     string  // "tool" or "user": the role the request's last message must have; "" for any
+	match     matcher // what the last user message must hold
+	result    matcher // what one of the tool results the request ends with must hold
 	text      []string
 	reasoning []string
 	tools     []ToolCall // ID "" means one is made when the reply is used
@@ -180,10 +180,59 @@ func quoteKeys() []string {
 	return out
 }
 
+// matcher is a `match` or `result` of a reply head: a lower-cased
+// substring a text must contain, or a regular expression it must match;
+// the zero matcher accepts any text.
+type matcher struct {
+	text string
+	re   *regexp.Regexp
+}
+
+// set reports whether the head gave the matcher.
+func (m matcher) set() bool { return m.text != "" || m.re != nil }
+
+// accepts reports whether s holds what the matcher asks for.
+func (m matcher) accepts(s string) bool {
+	switch {
+	case m.re != nil:
+		return m.re.MatchString(s)
+	case m.text != "":
+		return strings.Contains(strings.ToLower(s), m.text)
+	}
+	return true
+}
+
+// parseMatcher reads the "text" or /regexp/ after the word match or
+// result at the start of v, and returns the rest of the line.
+func parseMatcher(word, v string) (m matcher, rest string, err error) {
+	switch {
+	case strings.HasPrefix(v, `"`):
+		q, err := strconv.QuotedPrefix(v)
+		if err != nil {
+			return m, "", fmt.Errorf("reply: %s: unterminated or malformed string %s", word, v)
+		}
+		text, _ := strconv.Unquote(q)
+		if text == "" {
+			return m, "", fmt.Errorf(`reply: %s "" matches everything: leave %s out`, word, word)
+		}
+		return matcher{text: strings.ToLower(text)}, strings.TrimSpace(v[len(q):]), nil
+	case strings.HasPrefix(v, "/"):
+		if len(v) < 2 || !strings.HasSuffix(v, "/") {
+			return m, "", fmt.Errorf("reply: %s: a /regexp/ must end with / and end the line, found %s", word, v)
+		}
+		re, err := regexp.Compile(v[1 : len(v)-1])
+		if err != nil {
+			return m, "", fmt.Errorf("reply: %s: %v", word, err)
+		}
+		return matcher{re: re}, "", nil
+	}
+	return m, "", fmt.Errorf(`reply: %s needs "text" or /regexp/, found %q`, word, v)
+}
+
 // parseHead reads what follows `reply`: `repeat`, `after tool` or `after
-// user`, and one `match "text"` or `match /regexp/`, the latter last.
+// user`, `match "text"` or `match /regexp/`, and `result "text"` or
+// `result /regexp/`, a /regexp/ last.
 func (r *reply) parseHead(rest string) error {
-	matched := false
 	for rest != "" {
 		word, after, _ := strings.Cut(rest, " ")
 		switch word {
@@ -203,40 +252,24 @@ func (r *reply) parseHead(rest string) error {
 			}
 			r.after = role
 			rest = strings.TrimSpace(after2)
-		case "match":
-			if matched {
-				return errors.New("reply: match is given twice")
+		case "match", "result":
+			m := &r.match
+			if word == "result" {
+				m = &r.result
 			}
-			matched = true
-			after = strings.TrimSpace(after)
-			switch {
-			case strings.HasPrefix(after, `"`):
-				q, err := strconv.QuotedPrefix(after)
-				if err != nil {
-					return fmt.Errorf("reply: match: unterminated or malformed string %s", after)
-				}
-				text, _ := strconv.Unquote(q)
-				if text == "" {
-					return errors.New(`reply: match "" matches everything: leave match out`)
-				}
-				r.match = strings.ToLower(text)
-				rest = strings.TrimSpace(after[len(q):])
-			case strings.HasPrefix(after, "/"):
-				if len(after) < 2 || !strings.HasSuffix(after, "/") {
-					return fmt.Errorf("reply: match: a /regexp/ must end with / and end the line, found %s", after)
-				}
-				re, err := regexp.Compile(after[1 : len(after)-1])
-				if err != nil {
-					return fmt.Errorf("reply: match: %v", err)
-				}
-				r.re = re
-				rest = ""
-			default:
-				return fmt.Errorf(`reply: match needs "text" or /regexp/, found %q`, after)
+			if m.set() {
+				return fmt.Errorf("reply: %s is given twice", word)
+			}
+			var err error
+			if *m, rest, err = parseMatcher(word, strings.TrimSpace(after)); err != nil {
+				return err
 			}
 		default:
-			return fmt.Errorf(`reply: expected repeat, after tool, after user, match "text" or match /regexp/, found %q`, rest)
+			return fmt.Errorf(`reply: expected repeat, after tool, after user, match or result, found %q`, rest)
 		}
+	}
+	if r.result.set() && r.after == RoleUser {
+		return errors.New("reply: result asks for a request that ends with tool results, after user for one that does not")
 	}
 	return nil
 }
@@ -304,18 +337,16 @@ func (r *reply) parseUsage(v string) error {
 }
 
 // accepts reports whether the reply may answer a request whose last user
-// message is last, and whose last message is a tool result when afterTool.
-func (r *reply) accepts(last string, afterTool bool) bool {
-	if r.after != "" && (r.after == RoleTool) != afterTool {
+// message is last and which ends with the tool results results (none when
+// its last message is not a tool result).
+func (r *reply) accepts(last string, results []string) bool {
+	if r.after != "" && (r.after == RoleTool) != (len(results) > 0) {
 		return false
 	}
-	switch {
-	case r.re != nil:
-		return r.re.MatchString(last)
-	case r.match != "":
-		return strings.Contains(strings.ToLower(last), r.match)
+	if r.result.set() && !slices.ContainsFunc(results, r.result.accepts) {
+		return false
 	}
-	return true
+	return r.match.accepts(last)
 }
 
 // Requests returns a copy of every request answered or refused so far, in
@@ -406,15 +437,16 @@ func (s *Scripted) next(req *Request) (*reply, []ToolCall, error) {
 	cp.Tools = slices.Clone(req.Tools)
 	s.requests = append(s.requests, cp)
 	last, hasUser := lastUser(req.Messages)
-	afterTool := len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == RoleTool
-	unused, after := 0, false // after: an unused reply says after tool or after user
+	results := lastResults(req.Messages)
+	afterTool := len(results) > 0
+	unused, after := 0, false // after: an unused reply says after tool or after user, or gives a result
 	for i, r := range s.replies {
 		if s.used[i] {
 			continue
 		}
 		unused++
-		after = after || r.after != ""
-		if !r.accepts(last, afterTool) {
+		after = after || r.after != "" || r.result.set()
+		if !r.accepts(last, results) {
 			continue
 		}
 		if !r.repeat {
@@ -469,6 +501,16 @@ func lastUser(msgs []Message) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// lastResults returns the contents of the tool results the messages end
+// with: none when the last message is not a tool result.
+func lastResults(msgs []Message) []string {
+	var out []string
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == RoleTool; i-- {
+		out = append(out, msgs[i].Content)
+	}
+	return out
 }
 
 // Words splits s before every run of white space, so that each piece but

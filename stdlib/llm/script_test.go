@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -206,6 +207,56 @@ text: sunny
 	}
 }
 
+// TestScriptResult: a reply with a result answers only a request that ends
+// with tool results, one of which holds what the result asks for; so the
+// answer can depend on whether a tool failed.
+func TestScriptResult(t *testing.T) {
+	s, err := ParseScript([]byte(`
+reply repeat after user match "weather"
+tool: get_weather {"city": "Paris"}
+reply repeat match "weather" result /^error:/
+text: the weather service cannot be reached
+reply repeat after tool match "weather" result "SUN"
+text: sunny
+reply repeat after tool
+text: no idea
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := []Message{{Role: RoleUser, Content: "the weather?"}}
+	call := Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "get_weather", Arguments: "{}"}, {ID: "c2", Name: "f", Arguments: "{}"}}}
+	results := func(contents ...string) []Message {
+		msgs := append(slices.Clone(ask), call)
+		for i, c := range contents {
+			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: "c" + strconv.Itoa(i+1), Content: c})
+		}
+		return msgs
+	}
+	for _, c := range []struct {
+		name string
+		msgs []Message
+		want string
+	}{
+		{"asked", ask, ""},
+		{"failed", results("error: http GET https://example.com: no such host"), "the weather service cannot be reached"},
+		{"failed second", results("done", "error: timeout"), "the weather service cannot be reached"},
+		{"answered", results(`{"sky": "sunny"}`), "sunny"},
+		{"other result", results("rain"), "no idea"},
+		{"an earlier result", append(results("sunny"), Message{Role: RoleAssistant, Content: "more?"}, Message{Role: RoleUser, Content: "the weather?"}), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			resp, err := s.Stream(context.Background(), &Request{Messages: c.msgs}, func(Chunk) error { return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Text != c.want {
+				t.Errorf("got %q, want %q", resp.Text, c.want)
+			}
+		})
+	}
+}
+
 // TestScriptAfterNoReply: when no reply accepts a request and a reply
 // says after tool or after user, the error says whether the request ends
 // with a tool result, the reason the reply may not answer it.
@@ -222,6 +273,7 @@ func TestScriptAfterNoReply(t *testing.T) {
 		{"after tool, asked", "reply after tool\ntext: x\n", ask, `the last user message "hi" (the request does not end with a tool result)`},
 		{"after user, answered", "reply after user\ntext: x\n", answered, `the last user message "hi" (the request ends with a tool result)`},
 		{"no after", "reply match \"bye\"\ntext: x\n", answered, `the last user message "hi"`},
+		{"result, answered", "reply result \"sunny\"\ntext: x\n", answered, `the last user message "hi" (the request ends with a tool result)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := ParseScript([]byte(c.src))
@@ -252,7 +304,12 @@ func TestParseScriptErrors(t *testing.T) {
 		{"match", "reply match refund\ntext: x\n", `line 1: reply: match needs "text" or /regexp/, found "refund"`},
 		{"regexp", "reply match /a(/\ntext: x\n", "line 1: reply: match: error parsing regexp: missing closing ): `a(`"},
 		{"regexp end", "reply match /a/ repeat\ntext: x\n", "line 1: reply: match: a /regexp/ must end with / and end the line, found /a/ repeat"},
-		{"head", "reply now\ntext: x\n", `line 1: reply: expected repeat, after tool, after user, match "text" or match /regexp/, found "now"`},
+		{"head", "reply now\ntext: x\n", `line 1: reply: expected repeat, after tool, after user, match or result, found "now"`},
+		{"result", "reply result error\ntext: x\n", `line 1: reply: result needs "text" or /regexp/, found "error"`},
+		{"result empty", "reply result \"\"\ntext: x\n", `line 1: reply: result "" matches everything: leave result out`},
+		{"result twice", "reply result \"a\" result \"b\"\ntext: x\n", "line 1: reply: result is given twice"},
+		{"result regexp end", "reply result /^error:/ match \"x\"\ntext: x\n", `line 1: reply: result: a /regexp/ must end with / and end the line, found /^error:/ match "x"`},
+		{"result after user", "reply after user result \"x\"\ntext: x\n", "line 1: reply: result asks for a request that ends with tool results, after user for one that does not"},
 		{"after", "reply after model\ntext: x\n", `line 1: reply: after needs tool or user, found "model"`},
 		{"after twice", "reply after tool after user\ntext: x\n", "line 1: reply: after is given twice"},
 		{"several", "reply\ntxt: a\nreply\nusage: x y\nreply\n", "line 2: expected a reply line or one of text:, reasoning:, tool:, error:, usage:, delay:, found \"txt: a\"\n" +
@@ -322,4 +379,35 @@ func TestWordsAndPieces(t *testing.T) {
 	if got := pieces("ééé", 3); !reflect.DeepEqual(got, []string{"é", "é", "é"}) {
 		t.Errorf("pieces = %q", got)
 	}
+}
+
+// FuzzParseScript: any text parses into a script or an error naming lines,
+// never a panic, and a parsed script answers a request without panicking.
+func FuzzParseScript(f *testing.F) {
+	for _, seed := range []string{
+		"reply\ntext: hi\n",
+		"reply repeat after user match \"weather\"\ntool: get_weather {\"city\": \"Paris\"}\n",
+		"reply after tool match \"weather\" result /^error:/\ntext: down\n",
+		"reply result \"sun\" match /^w/\ntext: x\nusage: 1 2\ndelay: 0s\nerror: 503 busy\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := ParseScript([]byte(src))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Fatalf("the error names no line: %v", err)
+			}
+			return
+		}
+		for _, r := range s.replies {
+			r.delay = 0 // a long delay would only wait
+		}
+		msgs := []Message{
+			{Role: RoleUser, Content: "the weather?"},
+			{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: "c1", Name: "get_weather", Arguments: "{}"}}},
+			{Role: RoleTool, ToolCallID: "c1", Content: "error: down"},
+		}
+		s.Stream(context.Background(), &Request{Messages: msgs}, func(Chunk) error { return nil })
+	})
 }
