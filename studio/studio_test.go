@@ -190,4 +190,3 @@ func TestModules(t *testing.T) {
 		}
 	}
 }
-
