@@ -181,7 +181,7 @@ async function loadEvents(api, workflowId, threadId) {
   for (let after; out.length < MAX_EVENTS; ) {
     const page = await api.threadEvents(workflowId, threadId, after);
     out.push(...(page.events ?? []));
-    if (!page.next || !page.events?.length) break;
+    if (!page.next) break;
     after = page.next;
   }
   return out;
@@ -203,7 +203,7 @@ function waiting(w) {
       return h("span", { class: "badge warn", text: "waits for the next user message" });
     case "tools":
       return [h("span", { class: "badge warn", text: "waits for frontend tools" }), " ",
-        (w.toolCalls ?? []).map((c) => h("span", { class: "mono small", text: `${c.function?.name ?? c.name ?? ""} ${c.id ?? ""} ` }))];
+        (w.toolCalls ?? []).map((c) => h("span", { class: "mono small", text: `${c.name ?? "?"}(${c.args ?? ""}) ${c.id} ` }))];
     case "interrupts":
       return [h("span", { class: "badge warn", text: "waits for answers to interrupts" }), " ",
         (w.interrupts ?? []).map((i) => h("span", { class: "mono small", text: `${i.reason ?? ""} ${i.id} ` }))];

@@ -1,5 +1,5 @@
-// The threads: every thread the user's credentials see, newest first,
-// filtered by workflow and status, a page at a time.
+// The threads: every thread the user's credentials see, by workflow then
+// thread id, filtered by workflow and status, a page at a time.
 
 import { h, replace, when } from "../dom.js";
 
