@@ -237,17 +237,25 @@ func (s *Server) eachEvent(ctx context.Context, key store.Key, after uint64, eac
 // pushStored adds the frame of a stored event, with its sequence number
 // and its time.
 func (r *run) pushStored(se store.Event) {
+	if data, ok := storedFrame(se); ok {
+		r.push(frame{seq: se.Seq, data: data}, false)
+	}
+}
+
+// storedFrame is the AG-UI event JSON of a stored event, stamped with its
+// time; false for one that is no AG-UI event (a marker of the log only)
+// or that does not decode.
+func storedFrame(se store.Event) ([]byte, bool) {
 	e, err := se.Decode()
 	if err != nil {
-		return
+		return nil, false
 	}
 	ev, ok := agui.FromVM(e)
 	if !ok {
-		return
+		return nil, false
 	}
-	if data, err := agui.WithTimestamp(ev, se.Time).MarshalJSON(); err == nil {
-		r.push(frame{seq: se.Seq, data: data}, false)
-	}
+	data, err := agui.WithTimestamp(ev, se.Time).MarshalJSON()
+	return data, err == nil
 }
 
 // followFailed ends r with RUN_ERROR for a store that failed, unless the

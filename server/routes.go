@@ -116,6 +116,7 @@ func (s *Server) register() {
 	})
 	s.registerHistory()
 	s.registerThreads()
+	s.registerBrowse()
 	s.registerJoin()
 	huma.Register(s.api, huma.Operation{
 		OperationID: "health",

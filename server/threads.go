@@ -342,27 +342,12 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	if err != nil {
 		return nil, err
 	}
-	// Without a cursor the replay starts at the oldest event retention
-	// kept; an explicit cursor into the removed events is 410, since the
-	// client would miss events.
+	evs, th, err := s.storedEvents(ctx, th, after, explicit, limit)
+	if err != nil {
+		return nil, err
+	}
 	if !explicit {
 		after = kept(th)
-	}
-	evs, err := s.cfg.Store.Events(ctx, th.Key, after, limit)
-	for !explicit && errors.Is(err, store.ErrExpired) {
-		// Retention removed more events meanwhile: start at the new oldest.
-		t, terr := s.cfg.Store.Thread(ctx, th.Key)
-		if terr != nil || kept(t) <= after {
-			return nil, storeFailed("reading the thread's events failed", err)
-		}
-		th, after = t, kept(t)
-		evs, err = s.cfg.Store.Events(ctx, th.Key, after, limit)
-	}
-	switch {
-	case errors.Is(err, store.ErrExpired):
-		return nil, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, kept(th)))
-	case err != nil:
-		return nil, storeFailed("reading the thread's events failed", err)
 	}
 	r := newRun("", th.Key, s.now)
 	for _, se := range evs {
@@ -377,6 +362,34 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 	r.end()
 	close(r.done)
 	return s.stream(r), nil
+}
+
+// storedEvents reads up to limit of the stored events of th after the
+// cursor, hidden ones included, and returns them with the thread as last
+// read. Without a cursor (explicit false) it reads from the oldest event
+// retention kept, and starts again at the new oldest when retention
+// removes more meanwhile; an explicit cursor into the removed events is
+// 410, since the client would miss events.
+func (s *Server) storedEvents(ctx context.Context, th store.Thread, after uint64, explicit bool, limit int) ([]store.Event, store.Thread, error) {
+	if !explicit {
+		after = kept(th)
+	}
+	evs, err := s.cfg.Store.Events(ctx, th.Key, after, limit)
+	for !explicit && errors.Is(err, store.ErrExpired) {
+		t, terr := s.cfg.Store.Thread(ctx, th.Key)
+		if terr != nil || kept(t) <= after {
+			return nil, th, storeFailed("reading the thread's events failed", err)
+		}
+		th, after = t, kept(t)
+		evs, err = s.cfg.Store.Events(ctx, th.Key, after, limit)
+	}
+	switch {
+	case errors.Is(err, store.ErrExpired):
+		return nil, th, huma.NewError(http.StatusGone, fmt.Sprintf("the events after %d were removed; replay from %d", after, kept(th)))
+	case err != nil:
+		return nil, th, storeFailed("reading the thread's events failed", err)
+	}
+	return evs, th, nil
 }
 
 // kept is the cursor of the oldest event of th that retention kept: the

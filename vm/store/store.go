@@ -44,6 +44,8 @@ var (
 	ErrConflict  = errors.New("the thread changed since it was read")
 	ErrExpired   = errors.New("the events before this cursor were removed")
 	ErrRunExists = errors.New("the thread already has a run with this id")
+	// ErrCursor: a listing was given a cursor it did not make.
+	ErrCursor = errors.New("malformed cursor")
 	// ErrUnavailable: the store cannot be reached now (its database is
 	// down, or did not answer in time). Nothing was written; the same call
 	// may succeed later.
@@ -213,7 +215,9 @@ type Store interface {
 	Thread(ctx context.Context, key Key) (Thread, error)
 	// Threads lists a scope's threads (all workflows when workflow is
 	// ""), ordered by workflow and thread id, from a cursor; next is ""
-	// on the last page.
+	// on the last page. The threads come without their Frame and Deltas
+	// (Thread reads them), so a page costs its bookkeeping only.
+	// ErrCursor for a cursor it did not make.
 	Threads(ctx context.Context, scope, workflow string, p Page) (threads []Thread, next string, err error)
 	// DeleteThread removes a thread, its events, its runs and its lease.
 	DeleteThread(ctx context.Context, key Key) error
@@ -237,8 +241,15 @@ type Store interface {
 	// a crash left, in the order of their Started time.
 	Enqueue(ctx context.Context, key Key, run Run) error
 	// Runs lists the runs with the given status, across all scopes (used
-	// at start-up to recover runs a crash left running).
+	// at start-up to recover runs a crash left running). ErrCursor for a
+	// cursor it did not make.
 	Runs(ctx context.Context, status Status, p Page) (runs []Run, next string, err error)
+	// ThreadRuns lists the runs of a thread, newest first: by Started
+	// time, latest first, then by id; next is "" on the last page. A page
+	// costs what it lists, however many runs the thread has. The runs come
+	// without their Input. None for a thread that does not exist;
+	// ErrCursor for a cursor it did not make.
+	ThreadRuns(ctx context.Context, key Key, p Page) (runs []Run, next string, err error)
 
 	// Sweep applies the retention policy as of now (a thread is idle for
 	// now minus its Updated time) and returns how many events and threads

@@ -303,6 +303,9 @@ func (l *loading) Run(r store.Run) error {
 	if err := l.set(runKey(l.tk, l.gen, r.ID), encodeRun(&r)); err != nil {
 		return err
 	}
+	if err := l.set(startedKey(l.tk, l.gen, r.Started, r.ID), nil); err != nil {
+		return err
+	}
 	return l.set(statusKey(r.Status, l.tk, l.gen, r.ID), nil)
 }
 
@@ -520,8 +523,8 @@ func spool(ctx context.Context, r io.Reader) (_ *os.File, err error) {
 	switch {
 	case format < 0:
 		return nil, errors.New("malformed backup: no format version")
-	case format != 1 && format != formatVersion:
-		return nil, fmt.Errorf("the backup has format %d, this aguic reads formats 1 and %d", format, formatVersion)
+	case format < 1 || format > formatVersion:
+		return nil, fmt.Errorf("the backup has format %d, this aguic reads formats 1 to %d", format, formatVersion)
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err

@@ -212,7 +212,7 @@ func tuned(opts Options, log badgerdb.Logger) badgerdb.Options {
 }
 
 // checkFormat writes the format version into a new store, checks it in
-// an existing one, and migrates a store of format 1.
+// an existing one, and migrates a store of an earlier format.
 func (s *Store) checkFormat() error {
 	var format uint64
 	err := s.update(context.Background(), func(txn *badgerdb.Txn) error {
@@ -230,8 +230,8 @@ func (s *Store) checkFormat() error {
 		}
 		return item.Value(func(v []byte) error {
 			d := decoder{b: v}
-			if format = d.uint(); d.done() != nil || format != 1 && format != formatVersion {
-				return fmt.Errorf("the store has format %d, this aguic reads formats 1 and %d", format, formatVersion)
+			if format = d.uint(); d.done() != nil || format < 1 || format > formatVersion {
+				return fmt.Errorf("the store has format %d, this aguic reads formats 1 to %d", format, formatVersion)
 			}
 			return nil
 		})
@@ -246,6 +246,11 @@ func (s *Store) checkFormat() error {
 	}
 	if err != nil {
 		return err
+	}
+	if format >= 1 && format <= 2 {
+		if err := s.migrate2(); err != nil {
+			return err
+		}
 	}
 	return s.dropLeaseRecords()
 }

@@ -210,12 +210,18 @@ func dump(t *testing.T, s store.Store) contents {
 		if err != nil || next != "" {
 			t.Fatalf("Threads(%q): %v (next %q)", scope, err, next)
 		}
-		for _, th := range ths {
+		for i, th := range ths {
 			evs, err := s.Events(ctx, th.Key, th.FirstSeq-1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c.events[th.Key] = evs
+			// Threads lists bookkeeping; the frame and deltas are Thread's.
+			whole, err := s.Thread(ctx, th.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ths[i].Frame, ths[i].Deltas = whole.Frame, whole.Deltas
 		}
 		c.threads = append(c.threads, ths...)
 	}

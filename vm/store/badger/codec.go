@@ -11,7 +11,7 @@ import (
 // formatVersion is the version of the key layout and the record encodings
 // below, kept under metaKey. Change it with every incompatible change; Open
 // refuses a store written in another format.
-const formatVersion = 2
+const formatVersion = 3
 
 // Records are encoded as a sequence of fields: unsigned integers as
 // uvarints, strings and byte slices length-prefixed, times as a presence

@@ -227,9 +227,9 @@ func (s *Store) hideEvent(txn *badgerdb.Txn, k []byte) error {
 	return s.set(txn, k, encodeEvent(&e))
 }
 
-// putRun writes a run record of generation gen of thread tk and its entry
-// in the index of runs by status, removing the entry of the record it
-// replaces. With isNew, a record already there is store.ErrRunExists.
+// putRun writes a run record of generation gen of thread tk and its
+// entries in the index of runs by status and in the index of its thread's
+// runs by start time, removing the entries of the record it replaces. With isNew, a record already there is store.ErrRunExists.
 func (s *Store) putRun(txn *badgerdb.Txn, tk []byte, gen uint64, r *store.Run, isNew bool) error {
 	old, found, err := readRun(txn, tk, gen, r.ID)
 	if err != nil {
@@ -244,9 +244,19 @@ func (s *Store) putRun(txn *badgerdb.Txn, tk []byte, gen uint64, r *store.Run, i
 				return err
 			}
 		}
+		if !old.Started.Equal(r.Started) {
+			if err := txn.Delete(startedKey(tk, gen, old.Started, r.ID)); err != nil {
+				return err
+			}
+		}
 	}
 	if err := s.set(txn, runKey(tk, gen, r.ID), encodeRun(r)); err != nil {
 		return err
+	}
+	if !found || !old.Started.Equal(r.Started) {
+		if err := txn.Set(startedKey(tk, gen, r.Started, r.ID), nil); err != nil {
+			return err
+		}
 	}
 	return txn.Set(statusKey(r.Status, tk, gen, r.ID), nil)
 }

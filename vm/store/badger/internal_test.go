@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,8 +138,8 @@ func TestFormatVersion(t *testing.T) {
 	}
 	s.Close()
 	_, err = Open(Options{Dir: dir})
-	if err == nil || !strings.Contains(err.Error(), "the store has format 3, this aguic reads formats 1 and 2") {
-		t.Errorf("Open of a store of format 3: got error %v", err)
+	if want := fmt.Sprintf("the store has format %d, this aguic reads formats 1 to %d", formatVersion+1, formatVersion); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Open of a store of format %d: got error %v, want %q", formatVersion+1, err, want)
 	}
 
 	// A Badger database that is not a store.

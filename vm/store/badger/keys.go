@@ -3,6 +3,7 @@ package badger
 import (
 	"encoding/binary"
 	"errors"
+	"time"
 
 	"github.com/aguic/aguic/vm/store"
 )
@@ -19,12 +20,20 @@ import (
 //	e <tk> <gen> <seq>       an event; gen and seq are big-endian uint64
 //	u <tk> <gen> <run id>    a run of a thread
 //	y <status> <tk> <gen> <run id>  the index of runs by status (empty value)
+//	v <tk> <gen> <newest> <run id>  the index of a thread's runs by start time (empty value)
 //	z <tk> <gen>             a deleted thread whose events, deltas and runs are still being removed
+//
+// newest is a run's Started time, in Unix nanoseconds, as a big-endian
+// uint64 that orders the latest first: a thread's runs by start time are
+// one prefix range, newest first, then by run id, and a page of them costs
+// what it lists however many runs the thread has (a conversation has one
+// per turn, and a run record holds the turn's input).
 //
 // Leases are held in memory (lease.go); stores written by earlier versions
 // kept them under l, which Open removes. Format 1 kept headers under t, checkpoints under f, runs under r by run
-// id alone, their status index under x and a thread's runs under q; Open
-// migrates such a store (migrate.go).
+// id alone, their status index under x and a thread's runs under q; format
+// 2 had no index of runs by start time. Open migrates such a store
+// (migrate.go).
 //
 // tk is the thread key: scope, workflow and thread id, each escaped (a 0x00
 // byte becomes 0x00 0xff) and ended by 0x00 0x01. The encoding is
@@ -49,6 +58,7 @@ const (
 	prefixDelta   = 'd'
 	prefixRun     = 'u'
 	prefixStatus  = 'y'
+	prefixStarted = 'v'
 	prefixDeleted = 'z'
 	prefixWake    = 'w' // wake time (8 bytes, big-endian Unix milliseconds), then the thread key
 )
@@ -158,6 +168,20 @@ func deltaPrefix(tk []byte, gen uint64) []byte { return key(prefixDelta, tk, be6
 func runPrefix(tk []byte, gen uint64) []byte { return key(prefixRun, tk, be64(gen)) }
 
 func runKey(tk []byte, gen uint64, id string) []byte { return append(runPrefix(tk, gen), id...) }
+
+// startedPrefix is the prefix of the index of one generation of a
+// thread's runs by start time.
+func startedPrefix(tk []byte, gen uint64) []byte { return key(prefixStarted, tk, be64(gen)) }
+
+// startedKey is the key of a run in the index of its thread's runs by
+// start time.
+func startedKey(tk []byte, gen uint64, started time.Time, id string) []byte {
+	return append(binary.BigEndian.AppendUint64(startedPrefix(tk, gen), newest(started)), id...)
+}
+
+// newest orders start times the latest first: Unix nanoseconds with the
+// sign bit flipped (so that unsigned order is time order), inverted.
+func newest(t time.Time) uint64 { return ^(uint64(t.UnixNano()) ^ 1<<63) }
 
 // statusPrefix is the prefix of the index of runs with a status.
 func statusPrefix(status store.Status) []byte {

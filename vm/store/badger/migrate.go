@@ -2,6 +2,7 @@ package badger
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	badgerdb "github.com/dgraph-io/badger/v4"
@@ -18,7 +19,8 @@ const (
 	v1Runs   = 'q' // index of a thread's runs: <tk> <gen> <run id>
 )
 
-// migrate1 moves a store of format 1 to format 2. It copies every header,
+// migrate1 moves a store of format 1 to format 2 (migrate2 then goes on
+// to format 3). It copies every header,
 // checkpoint and run to its format 2 keys, which no format 1 key shares,
 // then records format 2, then drops the format 1 keys: a crash at any
 // point leaves a store that the next Open migrates again, or, once the
@@ -85,12 +87,59 @@ func (s *Store) migrate1() error {
 	if err != nil {
 		return fmt.Errorf("migrate from format 1: %w", err)
 	}
-	if err := s.db.Update(func(txn *badgerdb.Txn) error {
-		return txn.Set(metaKey, encoder(nil).uint(formatVersion))
-	}); err != nil {
+	if err := s.setFormat(2); err != nil {
 		return fmt.Errorf("migrate from format 1: %w", err)
 	}
 	return s.dropFormat1()
+}
+
+// setFormat records the store's format version.
+func (s *Store) setFormat(v uint64) error {
+	return s.db.Update(func(txn *badgerdb.Txn) error {
+		return txn.Set(metaKey, encoder(nil).uint(v))
+	})
+}
+
+// migrate2 moves a store of format 2 to format 3: it writes the index of
+// every thread's runs by start time, then records format 3. The index keys
+// are derived from the run records alone, so a crash before the format is
+// recorded leaves a store that the next Open migrates again.
+func (s *Store) migrate2() error {
+	wb := s.db.NewWriteBatch()
+	defer wb.Cancel()
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: []byte{prefixRun}, PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			ik := it.Item().Key()
+			k, rest, err := parseThreadKey(ik[1:])
+			if err != nil || len(rest) < 8 {
+				return fmt.Errorf("malformed run key %q", ik)
+			}
+			gen, id := binary.BigEndian.Uint64(rest), string(rest[8:])
+			var r store.Run
+			if err := it.Item().Value(func(v []byte) (err error) {
+				r, err = decodeRun(k, id, v)
+				return err
+			}); err != nil {
+				return fmt.Errorf("run %q of %s: %w", id, keyName(k), err)
+			}
+			if err := wb.Set(startedKey(threadKey(k), gen, r.Started, id), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err == nil {
+		err = s.setFormat(3)
+	}
+	if err != nil {
+		return fmt.Errorf("migrate from format 2: %w", err)
+	}
+	return nil
 }
 
 // dropFormat1 removes the keys only format 1 used, if any are left.

@@ -2,6 +2,7 @@ package badger
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,6 +84,9 @@ func TestMigrateFormat1(t *testing.T) {
 	if left, err := s.hasPrefix(v1Thread, v1Frame, v1Run, v1Status, v1Runs); err != nil || left {
 		t.Errorf("format 1 keys left after the migration: %v, %v", left, err)
 	}
+	if listed, _, err := s.ThreadRuns(ctx, k, store.Page{}); err != nil || len(listed) != 2 {
+		t.Errorf("ThreadRuns after the migration: %+v, %v; want both runs", listed, err)
+	}
 	// The migrated thread goes on.
 	l, err := s.Acquire(ctx, k, "o", time.Minute)
 	if err != nil {
@@ -93,5 +97,62 @@ func TestMigrateFormat1(t *testing.T) {
 	}
 	if th, err := s.Thread(ctx, k); err != nil || th.LastSeq != 2 || len(th.Deltas) != 1 {
 		t.Errorf("after a commit: %+v, %v", th, err)
+	}
+}
+
+// TestMigrateFormat2: a store of format 2, which had no index of a
+// thread's runs by start time, opens as format 3 with the index of every
+// run of every thread, deleted threads' leftovers aside.
+func TestMigrateFormat2(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	keys := []store.Key{{Scope: "acme", Workflow: "chat", Thread: "t1"}, {Scope: "acme", Workflow: "chat", Thread: "t2"}, {Scope: "evil", Workflow: "chat", Thread: "t1"}}
+	for i, k := range keys {
+		l, err := s.Acquire(ctx, k, "o", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 3 {
+			r := store.Run{ID: fmt.Sprintf("r%d", j), Key: k, Status: store.Finished, Started: base.Add(time.Duration(i*10+j) * time.Second), Input: []byte(`{}`)}
+			if _, err := s.Commit(ctx, l, store.Commit{Run: &r, NewRun: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// What format 2 held: no index of runs by start time.
+	if _, err := s.deleteKeys(ctx, []byte{prefixStarted}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setFormat(2); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open of a format 2 store: %v", err)
+	}
+	defer s.Close()
+	for _, k := range keys {
+		runs, next, err := s.ThreadRuns(ctx, k, store.Page{})
+		if err != nil || next != "" || len(runs) != 3 || runs[0].ID != "r2" || runs[2].ID != "r0" {
+			t.Errorf("ThreadRuns(%v) after the migration: %+v, %q, %v; want r2, r1, r0", k, runs, next, err)
+		}
+	}
+	var format uint64
+	if err := s.db.View(func(txn *badgerdb.Txn) error {
+		_, err := value(txn, metaKey, func(v []byte) error {
+			d := decoder{b: v}
+			format = d.uint()
+			return d.done()
+		})
+		return err
+	}); err != nil || format != formatVersion {
+		t.Errorf("format after the migration: %d, %v; want %d", format, err, formatVersion)
 	}
 }

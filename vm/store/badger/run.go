@@ -87,7 +87,7 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 	if p.After != "" {
 		c, err := base64.RawURLEncoding.DecodeString(p.After)
 		if err != nil {
-			return fail(fmt.Errorf("malformed cursor %q", p.After))
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}
 		start = append(bytes.Clone(prefix), c...)
 	}
@@ -120,6 +120,71 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 			}
 			runs = append(runs, r)
 			last = bytes.Clone(ik)
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return runs, next, nil
+}
+
+// ThreadRuns lists a thread's runs newest first, from the index of its
+// runs by start time: a page reads the runs it lists. The cursor is
+// opaque: the index key of the page's last run, after the thread's
+// prefix.
+func (s *Store) ThreadRuns(ctx context.Context, k store.Key, p store.Page) ([]store.Run, string, error) {
+	fail := func(err error) ([]store.Run, string, error) {
+		return nil, "", fmt.Errorf("runs of %s: %w", keyName(k), err)
+	}
+	var after []byte
+	if p.After != "" {
+		c, err := base64.RawURLEncoding.DecodeString(p.After)
+		if err != nil || len(c) < 8 {
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
+		}
+		after = c
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(k)
+	limit := pageLimit(p)
+	var runs []store.Run
+	var next string
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		h, found, err := readHeader(txn, tk)
+		if err != nil || !found {
+			return err
+		}
+		prefix := startedPrefix(tk, h.Gen)
+		start := append(bytes.Clone(prefix), after...)
+		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix})
+		defer it.Close()
+		for it.Seek(start); it.Valid(); it.Next() {
+			ik := it.Item().Key()
+			if after != nil && bytes.Equal(ik, start) {
+				continue
+			}
+			if len(runs) == limit {
+				last := startedKey(tk, h.Gen, runs[len(runs)-1].Started, runs[len(runs)-1].ID)
+				next = base64.RawURLEncoding.EncodeToString(last[len(prefix):])
+				return nil
+			}
+			if len(ik) < len(prefix)+8 {
+				return fmt.Errorf("the index of runs by start time holds a malformed key %q", ik)
+			}
+			id := string(ik[len(prefix)+8:])
+			r, found, err := readRun(txn, tk, h.Gen, id)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return fmt.Errorf("the index of runs by start time names run %q, which is not there", id)
+			}
+			r.Input = nil
+			runs = append(runs, r)
 		}
 		return nil
 	})

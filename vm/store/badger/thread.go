@@ -33,9 +33,9 @@ func (s *Store) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
 	return t, nil
 }
 
-// Threads lists a scope's threads, or one workflow's, with their
-// checkpoints. The cursor is opaque: it encodes the workflow and thread id
-// of the last thread of the page.
+// Threads lists a scope's threads, or one workflow's, from their headers
+// alone. The cursor is opaque: it encodes the workflow and thread id of
+// the last thread of the page.
 func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Page) ([]store.Thread, string, error) {
 	fail := func(err error) ([]store.Thread, string, error) {
 		return nil, "", fmt.Errorf("threads of %q: %w", scope, err)
@@ -54,7 +54,7 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 		c, err := base64.RawURLEncoding.DecodeString(p.After)
 		start = append(bytes.Clone(scoped), c...)
 		if err != nil || !bytes.HasPrefix(start, prefix) {
-			return fail(fmt.Errorf("malformed cursor %q", p.After))
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}
 	}
 	limit := pageLimit(p)
@@ -79,11 +79,7 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 			if err != nil {
 				return err
 			}
-			t, err := readThread(txn, k, item.Key()[1:], &h)
-			if err != nil {
-				return err
-			}
-			threads = append(threads, t)
+			threads = append(threads, thread(k, &h))
 		}
 		return nil
 	})
@@ -167,6 +163,9 @@ func (s *Store) purge(ctx context.Context, k store.Key, gen uint64) (int, error)
 		return events, err
 	}
 	if _, err := s.deleteKeys(ctx, deltaPrefix(tk, gen), nil); err != nil {
+		return events, err
+	}
+	if _, err := s.deleteKeys(ctx, startedPrefix(tk, gen), nil); err != nil {
 		return events, err
 	}
 	runs := runPrefix(tk, gen)

@@ -101,7 +101,7 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 	var after cursor
 	if p.After != "" {
 		if err := decodeCursor(p.After, &after); err != nil {
-			return fail(fmt.Errorf("malformed cursor %q", p.After))
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}
 	}
 	limit := pageLimit(p)
@@ -136,6 +136,52 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 	}
 	if len(runs) > limit {
 		return runs[:limit], encodeCursor(cursor{Thread: ids[limit-1], Run: runs[limit-1].ID}), nil
+	}
+	return runs, "", nil
+}
+
+// ThreadRuns lists a thread's runs newest first, a range scan of the
+// index runs_started from the cursor: a page reads the runs it lists. The
+// runs' input is not read. The cursor is opaque: the last run's start, in
+// Unix microseconds (what the database keeps), and id.
+func (s *Store) ThreadRuns(ctx context.Context, k store.Key, p store.Page) ([]store.Run, string, error) {
+	fail := func(err error) ([]store.Run, string, error) {
+		return nil, "", fmt.Errorf("runs of %s: %w", keyName(k), err)
+	}
+	type cursor struct {
+		Started int64  `json:"s"`
+		Run     string `json:"r"`
+	}
+	var after cursor
+	if p.After != "" {
+		if err := decodeCursor(p.After, &after); err != nil {
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
+		}
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	limit := pageLimit(p)
+	query := `SELECT t.scope, t.workflow, t.thread, r.id, r.status, r.started, r.finished, r.outcome, r.error, NULL::bytea
+		FROM threads t JOIN runs r ON r.thread_id = t.id
+		WHERE t.scope = $1 AND t.workflow = $2 AND t.thread = $3`
+	args := []any{k.Scope, k.Workflow, k.Thread, limit + 1}
+	if p.After != "" { // a query of its own, planned as a range scan of runs_started from the cursor
+		query += ` AND r.started <= $5 AND (r.started < $5 OR r.id > $6)`
+		args = append(args, time.UnixMicro(after.Started), after.Run)
+	}
+	query += ` ORDER BY r.started DESC, r.id LIMIT $4`
+	rows, err := s.pool.Query(ctx, query, args...)
+	if err != nil {
+		return fail(classify(ctx, err))
+	}
+	runs, err := collectRuns(rows)
+	if err != nil {
+		return fail(classify(ctx, err))
+	}
+	if len(runs) > limit {
+		last := runs[limit-1]
+		return runs[:limit], encodeCursor(cursor{Started: last.Started.UnixMicro(), Run: last.ID}), nil
 	}
 	return runs, "", nil
 }

@@ -16,10 +16,17 @@ import (
 )
 
 // threadColumns are the columns scanThread reads, of threads t.
-const threadColumns = `t.scope, t.workflow, t.thread, t.status, t.hash, t.wait, t.wake_at, t.run_id,
-	t.last_seq, t.first_seq, t.version, t.created, t.updated,
+const threadColumns = bookkeepingColumns + `,
 	(SELECT f.frame FROM frames f WHERE f.thread_id = t.id),
 	CASE WHEN t.deltas > 0 THEN (SELECT array_agg(d.data ORDER BY d.n) FROM deltas d WHERE d.thread_id = t.id) END`
+
+// headerColumns are the columns scanThread reads without the frame and
+// deltas, which come back nil.
+const headerColumns = bookkeepingColumns + `, NULL::bytea, NULL::bytea[]`
+
+// bookkeepingColumns are a thread's columns but its frame and deltas.
+const bookkeepingColumns = `t.scope, t.workflow, t.thread, t.status, t.hash, t.wait, t.wake_at, t.run_id,
+	t.last_seq, t.first_seq, t.version, t.created, t.updated`
 
 // scanThread reads a row of threadColumns, and then the columns after
 // them into more.
@@ -56,8 +63,8 @@ func (s *Store) Thread(ctx context.Context, k store.Key) (store.Thread, error) {
 	return th, nil
 }
 
-// Threads lists a scope's threads, or one workflow's, with their frames
-// and deltas, in the order of workflow and thread id (byte order). The
+// Threads lists a scope's threads, or one workflow's, without their
+// frames and deltas, in the order of workflow and thread id (byte order). The
 // cursor is opaque: the workflow and thread id of the page's last thread,
 // as a JSON array in base64, which no key can be confused with.
 func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Page) ([]store.Thread, string, error) {
@@ -70,7 +77,7 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 	var after []string
 	if p.After != "" {
 		if err := decodeCursor(p.After, &after); err != nil || len(after) != 2 {
-			return fail(fmt.Errorf("malformed cursor %q", p.After))
+			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}
 	} else {
 		after = []string{"", ""}
@@ -81,7 +88,7 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 	// the key, from the cursor.
 	args := []any{scope}
 	arg := func(v any) string { args = append(args, v); return "$" + strconv.Itoa(len(args)) }
-	query := `SELECT ` + threadColumns + ` FROM threads t WHERE t.scope = $1`
+	query := `SELECT ` + headerColumns + ` FROM threads t WHERE t.scope = $1`
 	if workflow != "" {
 		query += ` AND t.workflow = ` + arg(workflow)
 	}

@@ -252,8 +252,11 @@ func (c *tc) view() backupView {
 	for _, sc := range bkScopes {
 		v.threads = append(v.threads, c.listThreads(sc, "", 3)...)
 	}
-	for _, th := range v.threads {
+	for i, th := range v.threads {
 		k := th.Key
+		// Threads lists bookkeeping; the frame and deltas are Thread's.
+		stored := c.thread(k)
+		v.threads[i].Frame, v.threads[i].Deltas = stored.Frame, stored.Deltas
 		v.events[k] = c.allEvents(k, max(th.FirstSeq, 1)-1)
 		if th.FirstSeq > 1 {
 			_, err := c.s.Events(c.ctx, k, th.FirstSeq-2, 10)

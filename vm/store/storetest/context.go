@@ -51,6 +51,7 @@ func checkCancelled(c *tc) {
 		{"LastEvents", func() error { _, err := c.s.LastEvents(ctx, k, 10); return err }},
 		{"Run", func() error { _, err := c.s.Run(ctx, k, "r1"); return err }},
 		{"Runs", func() error { _, _, err := c.s.Runs(ctx, store.Suspended, store.Page{}); return err }},
+		{"ThreadRuns", func() error { _, _, err := c.s.ThreadRuns(ctx, k, store.Page{}); return err }},
 		{"Pending", func() error { _, err := c.s.Pending(ctx, k); return err }},
 		{"Stranded", func() error { _, err := c.s.Stranded(ctx, 10); return err }},
 		{"Cancel", func() error { return c.s.Cancel(ctx, k, "r1") }},

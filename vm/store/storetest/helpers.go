@@ -212,6 +212,7 @@ func errName(err error) string {
 		{store.ErrLeaseLost, "ErrLeaseLost"},
 		{store.ErrConflict, "ErrConflict"},
 		{store.ErrExpired, "ErrExpired"},
+		{store.ErrCursor, "ErrCursor"},
 		{context.Canceled, "context.Canceled"},
 	} {
 		if err == e.err {
@@ -429,6 +430,36 @@ func (c *tc) listThreads(scope, workflow string, limit int) []store.Thread {
 		}
 		if seen[next] || next == after {
 			c.Fatalf("Threads(%q, %q, limit %d), page %d: the cursor %q repeats", scope, workflow, limit, page, next)
+		}
+		seen[next] = true
+		after = next
+	}
+}
+
+// listThreadRuns follows ThreadRuns' cursor to the end with pages of
+// limit and returns every run listed, in order.
+func (c *tc) listThreadRuns(k store.Key, limit int) []store.Run {
+	c.Helper()
+	var all []store.Run
+	after := ""
+	seen := map[string]bool{}
+	for page := 1; ; page++ {
+		runs, next, err := c.s.ThreadRuns(c.ctx, k, store.Page{After: after, Limit: limit})
+		if err != nil {
+			c.Fatalf("ThreadRuns(%s, after %q, limit %d), page %d: %v", ks(k), after, limit, page, err)
+		}
+		if eff := max(limit, 0); (eff == 0 && len(runs) > 100) || (eff > 0 && len(runs) > eff) {
+			c.Fatalf("ThreadRuns(%s, limit %d), page %d: got %d runs, more than the limit", ks(k), limit, page, len(runs))
+		}
+		all = append(all, runs...)
+		if next == "" {
+			return all
+		}
+		if len(runs) == 0 {
+			c.Fatalf("ThreadRuns(%s, after %q, limit %d), page %d: no runs but a next cursor %q", ks(k), after, limit, page, next)
+		}
+		if seen[next] || next == after {
+			c.Fatalf("ThreadRuns(%s, limit %d), page %d: the cursor %q repeats", ks(k), limit, page, next)
 		}
 		seen[next] = true
 		after = next

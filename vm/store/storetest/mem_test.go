@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -309,8 +310,13 @@ func (m *mem) Threads(ctx context.Context, scope, workflow string, p store.Page)
 			inScope = strings.HasPrefix(th.T.Scope, scope)
 		}
 		if inScope && (workflow == "" || th.T.Workflow == workflow) {
-			all = append(all, th.T)
+			t := th.T
+			t.Frame, t.Deltas = nil, nil
+			all = append(all, t)
 		}
+	}
+	if p.After != "" && !strings.Contains(p.After, "\x00") {
+		return nil, "", store.ErrCursor
 	}
 	cursor := func(t store.Thread) string { return t.Workflow + "\x00" + t.Thread }
 	slices.SortFunc(all, func(a, b store.Thread) int { return strings.Compare(cursor(a), cursor(b)) })
@@ -417,6 +423,9 @@ func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]st
 		return nil, "", err
 	}
 	defer m.mu.Unlock()
+	if p.After != "" && strings.Count(p.After, "\x00") != 3 {
+		return nil, "", store.ErrCursor
+	}
 	var all []store.Run
 	for _, r := range m.st.Runs {
 		if r.Status == status && runName(r.Key, r.ID) > p.After {
@@ -426,6 +435,47 @@ func (m *mem) Runs(ctx context.Context, status store.Status, p store.Page) ([]st
 	slices.SortFunc(all, func(a, b store.Run) int { return cmp.Compare(runName(a.Key, a.ID), runName(b.Key, b.ID)) })
 	if n := limit(p.Limit); len(all) > n {
 		return all[:n], runName(all[n-1].Key, all[n-1].ID), nil
+	}
+	return all, "", nil
+}
+
+func (m *mem) ThreadRuns(ctx context.Context, k store.Key, p store.Page) ([]store.Run, string, error) {
+	if err := m.begin(ctx); err != nil {
+		return nil, "", err
+	}
+	defer m.mu.Unlock()
+	// The cursor is the last run's start, in Unix nanoseconds, and id.
+	var afterStarted int64
+	var afterID string
+	if p.After != "" {
+		ns, id, ok := strings.Cut(p.After, "\x00")
+		n, err := strconv.ParseInt(ns, 10, 64)
+		if !ok || err != nil {
+			return nil, "", store.ErrCursor
+		}
+		afterStarted, afterID = n, id
+	}
+	newestFirst := func(a, b store.Run) int {
+		if m.bug == "runs-oldest-first" {
+			a, b = b, a
+		}
+		return cmp.Or(b.Started.Compare(a.Started), strings.Compare(a.ID, b.ID))
+	}
+	var all []store.Run
+	for _, r := range m.st.Runs {
+		if r.Key != k {
+			continue
+		}
+		if p.After != "" && newestFirst(r, store.Run{Started: time.Unix(0, afterStarted), ID: afterID}) <= 0 {
+			continue
+		}
+		r.Input = nil
+		all = append(all, r)
+	}
+	slices.SortFunc(all, newestFirst)
+	if n := limit(p.Limit); len(all) > n {
+		last := all[n-1]
+		return all[:n], strconv.FormatInt(last.Started.UnixNano(), 10) + "\x00" + last.ID, nil
 	}
 	return all, "", nil
 }
@@ -723,6 +773,7 @@ func TestMutants(t *testing.T) {
 		{"sweep-running", "Sweep/FinishedTTL"},
 		{"no-persist", "Reopen/Everything"},
 		{"global-run-ids", "Runs/IDsPerThread"},
+		{"runs-oldest-first", "Runs/ThreadRuns"},
 		{"trim-ignored", "Deltas/AppendTrimReplace"},
 		{"silent-watch", "Bus/WatchCommit"},
 		{"pending-unordered", "Bus/Pending"},

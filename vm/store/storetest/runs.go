@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aguic/aguic/vm/store"
@@ -13,6 +14,8 @@ var runChecks = []check{
 	{"ByStatus", checkRunsByStatus},
 	{"IDsPerThread", checkRunIDsPerThread},
 	{"Enqueue", checkEnqueue},
+	{"ThreadRuns", checkThreadRuns},
+	{"BadCursor", checkBadCursor},
 }
 
 func checkRunByID(c *tc) {
@@ -144,4 +147,105 @@ func checkEnqueue(c *tc) {
 	if got := runIDs(c.listRuns(store.Queued, 10)); len(got) != 0 {
 		c.Errorf("Runs(queued) after the queued run started: %q", got)
 	}
+}
+
+// checkThreadRuns: a thread's runs are listed newest first (by Started,
+// then by id), paged to the end, without their input; a run whose start
+// changes (a queued run that starts) moves; the runs of other threads,
+// other scopes and of a thread deleted and created again never show.
+func checkThreadRuns(c *tc) {
+	k := key("acme", "chat", "t1")
+	l := c.acquire(k, "owner", long)
+	var want []store.Run
+	// Started times out of id order, two runs sharing one.
+	for i, ms := range []int{30, 10, 50, 20, 50, 40, 0} {
+		st := []store.Status{store.Finished, store.Failed, store.Suspended, store.Cancelled}[i%4]
+		r := mkRun(fmt.Sprintf("r%d", i), k, st)
+		r.Started = base.Add(time.Duration(ms) * time.Millisecond)
+		if r.Status != store.Suspended {
+			r.Finished = r.Started.Add(1500 * time.Microsecond)
+		}
+		r.Input = fmt.Appendf(nil, `{"turn":%d}`, i)
+		c.commit(l, store.Commit{Run: r, NewRun: true})
+		r.Input = nil
+		want = append(want, *r)
+	}
+	c.release(l)
+	for _, other := range []store.Key{key("evil", "chat", "t1"), key("acme", "chat", "t2"), key("acme", "chat2", "t1")} {
+		lo := c.acquire(other, "owner", long)
+		r := mkRun("x-"+other.Scope+other.Workflow+other.Thread, other, store.Finished)
+		r.Started = base.Add(25 * time.Millisecond)
+		c.commit(lo, store.Commit{Run: r, NewRun: true})
+		c.release(lo)
+	}
+	newestFirst := func(a, b store.Run) int {
+		if cmp := b.Started.Compare(a.Started); cmp != 0 {
+			return cmp
+		}
+		return strings.Compare(a.ID, b.ID)
+	}
+	verify := func(when string) {
+		c.Helper()
+		slices.SortFunc(want, newestFirst)
+		for _, limit := range []int{1, 2, 3, 7, 100, 0} {
+			got := c.listThreadRuns(k, limit)
+			if g, w := orderedIDs(got), orderedIDs(want); !slices.Equal(g, w) {
+				c.Errorf("%s: ThreadRuns(%s) in pages of %d: got %q, want %q", when, ks(k), limit, g, w)
+				continue
+			}
+			for i, r := range got {
+				c.sameRun(fmt.Sprintf("%s: ThreadRuns(%s) lists %q", when, ks(k), r.ID), r, want[i])
+			}
+		}
+	}
+	verify("after creating them")
+
+	// A queued run that starts gets a new start time, and moves.
+	q := store.Run{ID: "q1", Status: store.Queued, Started: base.Add(5 * time.Millisecond), Input: []byte(`{"queued":1}`)}
+	if err := c.s.Enqueue(c.ctx, k, q); err != nil {
+		c.Fatalf("Enqueue(q1): %v", err)
+	}
+	q.Key, q.Input = k, nil
+	want = append(want, q)
+	verify("after enqueueing q1")
+	l = c.acquire(k, "owner", long)
+	started := mkRun("q1", k, store.Running)
+	started.Started = base.Add(60 * time.Millisecond)
+	c.commit(l, store.Commit{Run: started})
+	c.release(l)
+	want[slices.IndexFunc(want, func(r store.Run) bool { return r.ID == "q1" })] = *started
+	verify("after q1 started")
+
+	if runs, next, err := c.s.ThreadRuns(c.ctx, key("acme", "chat", "nobody"), store.Page{}); err != nil || len(runs) != 0 || next != "" {
+		c.Errorf("ThreadRuns of a thread that does not exist: %d runs, next %q, %v; want none", len(runs), next, err)
+	}
+	if err := c.s.DeleteThread(c.ctx, k); err != nil {
+		c.Fatalf("DeleteThread(%s): %v", ks(k), err)
+	}
+	c.acquire(k, "owner", long)
+	if runs := c.listThreadRuns(k, 2); len(runs) != 0 {
+		c.Errorf("ThreadRuns(%s) of the thread created again: %q, want none of its former life", ks(k), orderedIDs(runs))
+	}
+}
+
+// checkBadCursor: a listing refuses a cursor it did not make.
+func checkBadCursor(c *tc) {
+	k := key("acme", "chat", "t1")
+	c.create(k, store.Finished, 1)
+	p := store.Page{After: "%not a cursor%"}
+	_, _, err := c.s.Threads(c.ctx, "acme", "", p)
+	c.wantErr("Threads with a malformed cursor", err, store.ErrCursor)
+	_, _, err = c.s.Runs(c.ctx, store.Finished, p)
+	c.wantErr("Runs with a malformed cursor", err, store.ErrCursor)
+	_, _, err = c.s.ThreadRuns(c.ctx, k, p)
+	c.wantErr("ThreadRuns with a malformed cursor", err, store.ErrCursor)
+}
+
+// orderedIDs are the ids of runs, in their order.
+func orderedIDs(runs []store.Run) []string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	return ids
 }

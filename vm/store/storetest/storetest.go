@@ -31,9 +31,13 @@
 //   - Events: paging from a cursor, the end of the log, LastEvents, and
 //     ErrNotFound for a thread that does not exist.
 //   - Threads: ordered by workflow and thread id, paged to the end, filtered
-//     by workflow, never across scopes; key parts that contain separator
-//     characters or prefix one another are never confused.
-//   - Runs: by id, and listed by status across scopes with paging.
+//     by workflow, never across scopes, without frames; key parts that
+//     contain separator characters or prefix one another are never
+//     confused.
+//   - Runs: by id, and listed by status across scopes with paging; a
+//     thread's runs listed newest first (by Started, then id), without
+//     their input, paged to the end, a queued run moving when it starts;
+//     every listing refuses a cursor it did not make (ErrCursor).
 //   - Delete: DeleteThread removes the thread, its events and its runs, and
 //     a lease from before it cannot write to the thread created again.
 //   - Sweep: MaxEvents keeps each thread's last events (older cursors get

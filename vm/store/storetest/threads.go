@@ -52,6 +52,9 @@ func checkThreadsOrder(c *tc) {
 			continue
 		}
 		for _, th := range got {
+			if th.Frame != nil || th.Deltas != nil {
+				c.Errorf("Threads lists %s with its frame or deltas; it lists the threads' bookkeeping only", ks(th.Key))
+			}
 			st := c.thread(th.Key)
 			if th.Status != st.Status || th.Hash != st.Hash || th.LastSeq != st.LastSeq || th.Version != st.Version {
 				c.Errorf("Threads lists %s with Status %q Hash %q LastSeq %d Version %d; Thread says %q %q %d %d",
