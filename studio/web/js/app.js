@@ -67,9 +67,9 @@ auth.onchange = () => {
 auth.onchange();
 signout.addEventListener("click", () => {
   auth.signOut();
-  // Everything shown came with the token: start again without it.
-  location.hash = "#/workflows";
-  location.reload();
+  // Everything shown came with the token: load the studio again, from its
+  // first view, without it.
+  location.assign(location.pathname);
 });
 
 let current; // {key, keep, view}: the view shown, and whether it lives on when left

@@ -78,7 +78,7 @@ export async function threadView(studio, workflowId, threadId) {
     h("header", {}, h("h3", { text: "Event log" }), h("span", { class: "spacer" }), replayButton),
     h("div", { class: "body stepper" },
       h("div", { class: "controls" },
-        button("⏮", "First (Home)", -Infinity), button("◀", "Back (←)", -1), slider, button("▶", "Forward (→)", 1), button("⏭", "Last (End)", Infinity), pos)),
+        button("«", "First (Home)", -Infinity), button("‹", "Back (←)", -1), slider, button("›", "Forward (→)", 1), button("»", "Last (End)", Infinity), pos)),
     list);
 
   const messagesBox = h("div", { class: "body" });
@@ -214,8 +214,18 @@ function waiting(w) {
   }
 }
 
+// outcomeText says how a run ended, from its outcome or its error.
+function outcomeText(r) {
+  if (r.error) return `${r.code ? r.code + ": " : ""}${r.error}`;
+  const o = r.outcome;
+  if (!o) return "";
+  if (o.type === "interrupt") return `interrupt: ${(o.interrupts ?? []).map((i) => i.reason ?? i.id).join(", ")}`;
+  if (o.pendingToolCallIds?.length) return `${o.type}, waits for tool calls ${o.pendingToolCallIds.join(", ")}`;
+  return o.type ?? json(o);
+}
+
 function runRow(r) {
-  const outcome = r.error ? `${r.code ? r.code + ": " : ""}${r.error}` : typeof r.outcome === "string" ? r.outcome : r.outcome ? json(r.outcome) : "";
+  const outcome = outcomeText(r);
   return h("tr", { dataset: { run: r.runId } },
     h("td", { class: "mono", text: r.runId }),
     h("td", {}, statusBadge(r.status)),
