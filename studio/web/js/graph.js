@@ -9,7 +9,13 @@ import { h, s } from "./dom.js";
 
 const MIN_ZOOM = 0.15;
 const MAX_ZOOM = 4;
-const CHAR = 7.2; // the width of a character of the node font (12px monospace), for cutting long texts
+// The metrics the server's layout sized its boxes for: two lines of 13px
+// monospace text, each rune 7.8px wide, on 16px lines, 6px from the top.
+const CHAR = 7.8;
+const LINE = 16;
+const PAD_Y = 6;
+const RISE = 13 * 0.35; // from a line's middle to its baseline
+const INSET = 14; // how far a decision's points reach in
 let graphs = 0; // for the ids of each graph's arrow markers
 
 export class Graph {
@@ -58,7 +64,7 @@ export class Graph {
     for (const g of [...groups].sort((a, b) => depth(groups, a) - depth(groups, b))) {
       gLayer.append(s("g", { class: ["group", g.kind], "data-group": g.id },
         s("rect", { x: g.x, y: g.y, width: g.width, height: g.height, rx: 8 }),
-        g.label ? s("text", { x: g.x + 8, y: g.y + 14 }, g.label) : null));
+        g.label ? s("text", { x: g.x + 8, y: g.y + 15 }, g.label) : null));
     }
     for (const e of edges) {
       const el = edgeElement(e, this.arrows);
@@ -220,8 +226,8 @@ function edgeElement(e, arrows) {
   const d = pts.map(([x, y], i) => `${i ? "L" : "M"} ${x} ${y}`).join(" ");
   const g = s("g", { class: ["edge", e.style === "dashed" && "dashed", e.back && "back"], "data-from": e.from, "data-to": e.to },
     s("path", { d, "marker-end": `url(#${arrows})` }));
-  if (e.label) {
-    const w = e.label.length * 6.4 + 8;
+  if (e.label && e.label !== "next") {
+    const w = e.label.length * 6.6 + 6;
     g.append(
       s("rect", { class: "label-bg", x: e.labelX - w / 2, y: e.labelY - 8, width: w, height: 16, rx: 3 }),
       s("text", { x: e.labelX, y: e.labelY + 4, "text-anchor": "middle" }, e.label));
@@ -229,8 +235,11 @@ function edgeElement(e, arrows) {
   return g;
 }
 
-// nodeElement draws a node in its box: the shape its kind has, its label
-// (the one written in the source) over its text.
+// nodeElement draws a vertex in its box: the shape its kind has (a
+// hexagon with pointed ends for a decision, a double border and a pause
+// mark where the run may wait, a circle for start and end, a dashed box
+// for a missing target), its id (its label, when it has one) over its
+// text.
 function nodeElement(n) {
   const { x, y, width: w, height: ht } = n;
   const role = n.role ?? "node";
@@ -239,39 +248,37 @@ function nodeElement(n) {
     "data-node": n.id,
     tabindex: "0",
     role: "button",
-    "aria-label": `${n.label ? n.label + ": " : ""}${n.text ?? n.kind ?? n.id}`,
+    "aria-label": `${n.id}: ${n.text ?? n.kind ?? ""}`,
   });
+  const cx = x + w / 2;
+  const cy = y + ht / 2;
   let shape;
   switch (n.shape) {
     case "circle":
-      shape = s("ellipse", { cx: x + w / 2, cy: y + ht / 2, rx: w / 2, ry: ht / 2 });
+      shape = s("circle", { cx, cy, r: w / 2 });
       break;
-    case "decision": {
-      const c = Math.min(14, w / 4);
-      shape = s("polygon", { points: [[x + c, y], [x + w - c, y], [x + w, y + ht / 2], [x + w - c, y + ht], [x + c, y + ht], [x, y + ht / 2]].map((p) => p.join(",")).join(" ") });
+    case "decision":
+      shape = s("polygon", { points: [[x, cy], [x + INSET, y], [x + w - INSET, y], [x + w, cy], [x + w - INSET, y + ht], [x + INSET, y + ht]].map((p) => p.join(",")).join(" ") });
       break;
-    }
     default:
-      shape = s("rect", { x, y, width: w, height: ht, rx: 6 });
+      shape = s("rect", { x, y, width: w, height: ht, rx: 4 });
   }
   shape.setAttribute("class", "shape");
-  g.append(s("title", {}, [n.label && `${n.label}:`, n.text ?? n.kind ?? n.id].filter(Boolean).join(" ")), shape);
-  if (n.shape === "suspend" || n.suspends && n.shape !== "circle") {
-    // Two bars: the run may pause here.
+  g.append(s("title", {}, [n.id, n.text].filter(Boolean).join("\n")), shape);
+  if (n.shape === "suspend") {
     g.append(
-      s("rect", { class: "glyph", x: x + w - 13, y: y + 5, width: 2.5, height: 8, rx: 1 }),
-      s("rect", { class: "glyph", x: x + w - 8.5, y: y + 5, width: 2.5, height: 8, rx: 1 }));
+      s("rect", { class: "inner", x: x + 3, y: y + 3, width: w - 6, height: ht - 6, rx: 2 }),
+      s("rect", { class: "glyph", x: x + w - 10, y: y + 6, width: 2, height: 8 }),
+      s("rect", { class: "glyph", x: x + w - 6, y: y + 6, width: 2, height: 8 }));
   }
-  const text = n.text ?? n.kind ?? n.id;
-  const room = Math.max(4, Math.floor((w - 16) / CHAR));
-  const cx = x + w / 2;
-  if (n.label && role === "node") {
-    g.append(
-      s("text", { class: "label", x: cx, y: y + ht / 2 - 3, "text-anchor": "middle" }, cut(n.label, room)),
-      s("text", { x: cx, y: y + ht / 2 + 12, "text-anchor": "middle" }, cut(text, room)));
-  } else {
-    g.append(s("text", { x: cx, y: y + ht / 2 + 4, "text-anchor": "middle" }, cut(text, room)));
+  const room = Math.max(4, Math.floor(w / CHAR));
+  if (n.shape === "circle") {
+    g.append(s("text", { x: cx, y: cy + RISE, "text-anchor": "middle" }, n.text || (role === "start" ? "start" : "end")));
+    return g;
   }
+  g.append(
+    s("text", { class: "id", x: cx, y: y + PAD_Y + LINE / 2 + RISE, "text-anchor": "middle" }, cut(n.id, room)),
+    s("text", { x: cx, y: y + PAD_Y + LINE * 1.5 + RISE, "text-anchor": "middle" }, cut(role === "missing" ? "missing" : n.text ?? n.kind ?? "", room)));
   return g;
 }
 
