@@ -99,7 +99,8 @@ type Config struct {
 	Hook func(ctx context.Context, r *HookRequest) error
 
 	// Auth, when set, authenticates every request but those of /healthz,
-	// the OpenAPI document and /docs, before anything else sees it. It
+	// the OpenAPI document, /docs, / and the studio's files, before
+	// anything else sees it. It
 	// returns the request's scope, the tenant its threads belong to ("" is
 	// the scope "default"), or an error: the answer is 401 problem+json
 	// with a bearer challenge, or the status of a huma.StatusError the
