@@ -11,7 +11,8 @@ import http from "node:http";
 import { readFileSync, existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { root, startServe, newID } from "./lib.mjs";
+import { root, startServe, newID, rawRun } from "./lib.mjs";
+import { Reducer } from "../studio/web/js/reducer.js";
 
 // The pictures of docs/studio.md, each taken by the test that names it.
 const SCREENSHOTS = ["studio-workflows.png", "studio-run.png", "studio-frontend-tool.png", "studio-interrupt.png", "studio-thread.png"];
@@ -390,6 +391,38 @@ test("with tokens: the token prompt, the scoped thread list, sign out", async ()
   await page.click("#signout");
   await text(".token-dialog", "This server needs a token");
   assert.equal(await page.evaluate(() => sessionStorage.getItem("aguic.studio.token")), null);
+});
+
+test("the reducer folds a thread's stored events into the messages the server restores", async () => {
+  const turns = {
+    support_chat: [[{ role: "user", content: "I ordered a teapot, order A-17." }], [{ role: "user", content: "When will it arrive?" }]],
+    refund_approval: [[{ role: "user", content: "Please refund order A-17." }], "answer the tool"],
+    planner: [[{ role: "user", content: "How do I brew green tea?" }]],
+    todos: [[{ role: "user", content: "add buy milk" }]],
+  };
+  for (const [workflow, list] of Object.entries(turns)) {
+    const threadId = newID(workflow);
+    let pending;
+    for (const turn of list) {
+      const messages = turn === "answer the tool"
+        ? [{ id: newID("t"), role: "tool", toolCallId: pending, content: '{"approved": true}' }]
+        : turn.map((m) => ({ id: newID("m"), ...m }));
+      const events = await rawRun(`${examples.base}/workflows/${workflow}`, { threadId, runId: newID("run"), messages });
+      pending = events.at(-1).outcome?.pendingToolCallIds?.[0];
+    }
+    const stored = [];
+    for (let after = ""; ;) {
+      const page = await (await fetch(`${examples.base}/threads/${threadId}/events?workflow=${workflow}&after=${after}`)).json();
+      stored.push(...page.events);
+      if (!page.next) break;
+      after = page.next;
+    }
+    const r = new Reducer();
+    for (const e of stored) r.apply(e.event);
+    const history = await (await fetch(`${examples.base}/threads/${threadId}/messages?workflowId=${workflow}&limit=500`)).json();
+    assert.deepEqual(r.problems, [], workflow);
+    assert.deepEqual(r.messages, history.messages, `${workflow}: the fold of the log is the thread's history`);
+  }
 });
 
 test("docs/studio.md shows only pictures this suite takes", () => {
