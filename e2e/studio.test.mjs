@@ -335,8 +335,10 @@ test("a conversation goes on from its thread page", async () => {
   await text(".msg.assistant .text", "Thanks! I have noted order A-17");
   await idle("finished");
   await page.click(".run-bar .thread");
+  // A reload forgets the run view; the thread's page opens it again, and
+  // it restores the conversation as a client that reloads does.
+  await page.reload();
   await page.click("text=Continue in the run view");
-  // The run view restores the conversation as a client that reloads does.
   await text(".events .ev .type", "MESSAGES_SNAPSHOT");
   await text(".msg.assistant .text", "Thanks! I have noted order A-17");
   await send("When will it arrive?");

@@ -93,14 +93,33 @@ async function route() {
   let make;
   switch (name) {
     case "run":
+      if (!parts[1]) {
+        // The Run tab: back to the run view there is, else the first workflow's.
+        const first = studio.runs?.hash ?? `#/run/${encodeURIComponent((await studio.workflows().catch(() => []))[0]?.id ?? "")}`;
+        if (first !== "#/run/") {
+          location.replace(first);
+          return;
+        }
+      }
       key = `run/${parts[1] ?? ""}/${query.get("thread") ?? ""}`;
       keep = true;
       make = async () => {
-        const id = parts[1] ?? (await studio.workflows())[0]?.id;
-        if (!id) return { el: h("p", { class: "empty", text: "The server serves no workflow." }) };
+        if (!parts[1]) return { el: h("p", { class: "empty", text: "The server serves no workflow." }) };
         if (studio.runs?.key !== key) {
           studio.runs?.view.close();
-          studio.runs = { key, view: await runView(studio, id, query.get("thread")) };
+          const id = parts[1];
+          const runs = { key, hash: location.hash };
+          // Once the first run of a new thread starts, the address names
+          // the thread, so a reload or a link comes back to it.
+          const started = (thread) => {
+            const hash = `#/run/${encodeURIComponent(id)}?thread=${encodeURIComponent(thread)}`;
+            if (location.hash === runs.hash) history.replaceState(null, "", hash);
+            if (current?.key === runs.key) current.key = `run/${id}/${thread}`;
+            runs.key = `run/${id}/${thread}`;
+            runs.hash = hash;
+          };
+          runs.view = await runView(studio, id, { thread: query.get("thread"), fresh: query.has("new"), started });
+          studio.runs = runs;
         }
         return studio.runs.view;
       };

@@ -14,10 +14,15 @@ import { stateTree } from "../statetree.js";
 import { toolCallsCard, interruptsCard } from "../hitl.js";
 import { loadTools, requestTools, editTools } from "../tools.js";
 
-export async function runView(studio, workflowId, givenThread) {
+// runView runs the workflow on thread (a new one when not given; fresh:
+// a thread that does not exist yet); started(threadId) is told when the
+// first run starts.
+export async function runView(studio, workflowId, { thread, fresh = false, started = () => {} } = {}) {
+  const givenThread = fresh ? undefined : thread;
   const [info, list] = await Promise.all([studio.workflow(workflowId), studio.workflows()]);
   const api = studio.api;
-  let threadId = givenThread || newID("studio");
+  const threadId = thread || newID("studio");
+  let announced = false;
   let reducer = new Reducer();
   let tools = loadTools(info);
   let running = null; // {runId, abort, t0}
@@ -30,7 +35,7 @@ export async function runView(studio, workflowId, givenThread) {
   const threadLabel = h("a", { class: "thread", title: "Open the thread's page" });
   const status = h("span", { class: "badge", role: "status", text: "idle" });
   const cancel = h("button", { type: "button", class: "danger", text: "Cancel run", disabled: true, title: "POST /cancel: stop the run in progress", onclick: () => cancelRun() });
-  const newThread = h("button", { type: "button", text: "New thread", onclick: () => studio.go(`#/run/${encodeURIComponent(workflowId)}?thread=${encodeURIComponent(newID("studio"))}`) });
+  const newThread = h("button", { type: "button", text: "New thread", onclick: () => studio.go(`#/run/${encodeURIComponent(workflowId)}?thread=${encodeURIComponent(newID("studio"))}&new`) });
   const toolsButton = h("button", { type: "button", onclick: async () => {
     const saved = await editTools(info, tools);
     if (saved) {
@@ -43,12 +48,8 @@ export async function runView(studio, workflowId, givenThread) {
     toolsButton.textContent = `Client tools (${tools.length})`;
   };
   updateToolsButton();
-  const setThread = (id) => {
-    threadId = id;
-    threadLabel.textContent = `thread ${id}`;
-    threadLabel.href = `#/threads/${encodeURIComponent(workflowId)}/${encodeURIComponent(id)}`;
-  };
-  setThread(threadId);
+  threadLabel.textContent = `thread ${threadId}`;
+  threadLabel.href = `#/threads/${encodeURIComponent(workflowId)}/${encodeURIComponent(threadId)}`;
 
   // The chat.
   const messagesBox = h("div", { class: "body chat-log", "aria-live": "polite" });
@@ -71,6 +72,8 @@ export async function runView(studio, workflowId, givenThread) {
   // The events, the graph and the state.
   const eventsBox = h("div", { class: "body flush eventlist", role: "list", "aria-label": "Events" });
   const eventsCount = h("span", { class: "muted small" });
+  const lifecycleToggle = h("input", { type: "checkbox", checked: true, "aria-label": "Show the node lifecycle events" });
+  lifecycleToggle.addEventListener("change", () => eventsBox.classList.toggle("hide-lifecycle", !lifecycleToggle.checked));
   const stateBox = h("div", { class: "body state-body" });
   const graph = info.layout ? new Graph(info.layout) : null;
 
@@ -83,6 +86,7 @@ export async function runView(studio, workflowId, givenThread) {
       h("footer", {}, outcome, hitlBox, composer)),
     h("section", { class: "panel events" },
       h("header", {}, h("h3", { text: "Events" }), h("span", { class: "spacer" }), eventsCount,
+        h("label", { class: "muted small toggle", title: "The graph.node.lifecycle activity of each run" }, lifecycleToggle, "nodes"),
         h("span", { class: "muted small", title: "ms since the run started · the event's id in the log", text: "ms · id" })),
       eventsBox),
     h("section", { class: "panel graph-panel" },
@@ -222,6 +226,10 @@ export async function runView(studio, workflowId, givenThread) {
       forwardedProps: { aguic: { nodeEvents: true } },
     };
     if (resume) body.resume = resume;
+    if (!announced) {
+      announced = true;
+      started(threadId);
+    }
     try {
       for await (const { id, event } of api.run(workflowId, body, abort.signal)) {
         const t = performance.now() - running.t0;
