@@ -8,23 +8,37 @@ const KEYWORDS = new Set(("wf workflow tool flow set if else switch case default
   "try catch end fail on say model call output state sync snapshot delta activity emit suspend interrupt " +
   "frontend_tool backend_tool http sleep true false nil matches startsWith endsWith contains and or not").split(" "));
 
+// RULES are the tokens that start where they match: strings, $paths and
+// numbers (a digit inside a name, as in x2, goes with the name).
+const RULES = [
+  [/^"(?:\\.|[^"\\])*"?/, "string"],
+  [/^\$[A-Za-z_][A-Za-z0-9_]*/, "var"],
+  [/^[0-9][0-9_.]*/, "number"],
+];
+
+// SPANS are the tokens that may go on over several lines: block comments
+// and heredocs.
+const SPANS = [
+  ["/*", "*/", "comment"],
+  ['"""', '"""', "string"],
+];
+
 // sourceView shows text, whose first line is line first of its file, with
-// the lines from.line to to.line marked; scrollTo brings them into view.
+// the lines from span.start.line to span.end.line marked; scrollTo brings
+// them into view.
 export function sourceView(text, first = 1, span) {
   const lines = text.replace(/\n$/, "").split("\n");
-  let inHeredoc = false;
-  let inBlock = false;
+  let open; // the span a line starts inside of, from the line before
   const from = span?.start?.line;
   const to = span?.end?.line ?? from;
   const rows = lines.map((line, i) => {
     const no = first + i;
-    const { parts, heredoc, block } = tokens(line, inHeredoc, inBlock);
-    inHeredoc = heredoc;
-    inBlock = block;
+    const t = tokens(line, open);
+    open = t.open;
     const marked = from !== undefined && no >= from && no <= to;
     return h("div", { class: ["line", marked && "hl"], "data-line": no },
       h("span", { class: "no", text: String(no) }),
-      h("span", { class: "code" }, parts.map(([cls, t]) => (cls ? h("span", { class: `tok-${cls}`, text: t }) : t))));
+      h("span", { class: "code" }, t.parts.map(([cls, text]) => (cls ? h("span", { class: `tok-${cls}`, text }) : text))));
   });
   const el = h("div", { class: "source", role: "region", "aria-label": "Source" }, rows);
   return {
@@ -37,30 +51,24 @@ export function sourceView(text, first = 1, span) {
   };
 }
 
-// tokens splits one line into [class, text] parts.
-function tokens(line, heredoc, block) {
+// tokens splits one line into [class, text] parts; open is the span (of
+// SPANS) the line starts inside of, and the result's open the one it ends
+// inside of.
+function tokens(line, open) {
   const parts = [];
-  let i = 0;
   const push = (cls, t) => t && parts.push([cls, t]);
-  if (block) {
-    const end = line.indexOf("*/");
-    if (end < 0) return { parts: [["comment", line]], heredoc, block: true };
-    push("comment", line.slice(0, end + 2));
-    i = end + 2;
-    block = false;
-  }
-  if (heredoc) {
-    const end = line.indexOf('"""');
-    if (end < 0) return { parts: [["string", line]], heredoc: true, block };
-    push("string", line.slice(0, end + 3));
-    i = end + 3;
-    heredoc = false;
-  }
   let plain = "";
   const flush = () => {
     push("", plain);
     plain = "";
   };
+  let i = 0;
+  if (open) {
+    const end = line.indexOf(open[1]);
+    if (end < 0) return { parts: [[open[2], line]], open };
+    i = end + open[1].length;
+    push(open[2], line.slice(0, i));
+  }
   while (i < line.length) {
     const rest = line.slice(i);
     let m;
@@ -69,39 +77,22 @@ function tokens(line, heredoc, block) {
       push("comment", rest);
       break;
     }
-    if (rest.startsWith("/*")) {
+    const sp = SPANS.find(([o]) => rest.startsWith(o));
+    if (sp) {
       flush();
-      const end = rest.indexOf("*/", 2);
+      const end = line.indexOf(sp[1], i + sp[0].length);
       if (end < 0) {
-        push("comment", rest);
-        block = true;
-        break;
+        push(sp[2], rest);
+        return { parts, open: sp };
       }
-      push("comment", rest.slice(0, end + 2));
-      i += end + 2;
+      push(sp[2], line.slice(i, end + sp[1].length));
+      i = end + sp[1].length;
       continue;
     }
-    if (rest.startsWith('"""')) {
+    const rule = RULES.find(([re]) => (m = re.exec(rest)));
+    if (rule) {
       flush();
-      const end = rest.indexOf('"""', 3);
-      if (end < 0) {
-        push("string", rest);
-        heredoc = true;
-        break;
-      }
-      push("string", rest.slice(0, end + 3));
-      i += end + 3;
-      continue;
-    }
-    if ((m = /^"(?:\\.|[^"\\])*"?/.exec(rest))) {
-      flush();
-      push("string", m[0]);
-      i += m[0].length;
-      continue;
-    }
-    if ((m = /^\$[A-Za-z_][A-Za-z0-9_]*/.exec(rest))) {
-      flush();
-      push("var", m[0]);
+      push(rule[1], m[0]);
       i += m[0].length;
       continue;
     }
@@ -115,15 +106,9 @@ function tokens(line, heredoc, block) {
       i += m[0].length;
       continue;
     }
-    if ((m = /^[0-9][0-9_.]*/.exec(rest))) {
-      flush();
-      push("number", m[0]);
-      i += m[0].length;
-      continue;
-    }
     plain += line[i];
     i++;
   }
   flush();
-  return { parts, heredoc, block };
+  return { parts, open: undefined };
 }
