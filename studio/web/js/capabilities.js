@@ -16,16 +16,13 @@ export function capabilityChips(info) {
   return h("div", { class: "chips" }, chips);
 }
 
-// frontendTools are the names of the frontend_tool statements of a
-// workflow's source, in order, each once.
+// frontendTools are the names of the frontend_tool nodes of a workflow's
+// graph (their argument, when it is a plain string), in order, each once.
 export function frontendTools(info) {
   const names = new Set();
   for (const n of info.layout?.nodes ?? []) {
-    if (n.kind === "frontend_tool") {
-      const m = /frontend_tool\s+"([^"]+)"/.exec(n.text ?? "") ?? /^"?([^"]+)"?$/.exec(n.keys?.name ?? "");
-      if (m) names.add(m[1]);
-    }
+    const m = n.kind === "frontend_tool" && /^"([^"<\\]+)"$/.exec(n.keys?.arg ?? "");
+    if (m) names.add(m[1]);
   }
-  for (const m of (info.source?.text ?? "").matchAll(/frontend_tool\s+"([^"<]+)"/g)) names.add(m[1]);
   return [...names];
 }

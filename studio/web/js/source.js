@@ -23,20 +23,22 @@ const SPANS = [
   ['"""', '"""', "string"],
 ];
 
-// sourceView shows text, whose first line is line first of its file, with
-// the lines from span.start.line to span.end.line marked; scrollTo brings
-// them into view.
-export function sourceView(text, first = 1, span) {
+// sourceView shows a file's text with its line numbers: the lines of
+// block ([first, last]: a workflow's) set apart, the lines of span (a
+// node's) marked; scrollTo brings the marked lines, else the block, into
+// view.
+export function sourceView(text, { block, span } = {}) {
   const lines = text.replace(/\n$/, "").split("\n");
   let open; // the span a line starts inside of, from the line before
   const from = span?.start?.line;
   const to = span?.end?.line ?? from;
   const rows = lines.map((line, i) => {
-    const no = first + i;
+    const no = i + 1;
     const t = tokens(line, open);
     open = t.open;
     const marked = from !== undefined && no >= from && no <= to;
-    return h("div", { class: ["line", marked && "hl"], "data-line": no },
+    const inBlock = block && no >= block[0] && no <= block[1];
+    return h("div", { class: ["line", marked && "hl", inBlock && "block"], "data-line": no },
       h("span", { class: "no", text: String(no) }),
       h("span", { class: "code" }, t.parts.map(([cls, text]) => (cls ? h("span", { class: `tok-${cls}`, text }) : text))));
   });
@@ -45,7 +47,7 @@ export function sourceView(text, first = 1, span) {
     el,
     // scrollTo brings the marked lines into view, a few lines above them.
     scrollTo() {
-      const row = el.querySelector(".line.hl");
+      const row = el.querySelector(".line.hl") ?? el.querySelector(".line.block");
       if (row) el.scrollTop = Math.max(0, row.offsetTop - el.offsetTop - 3 * row.offsetHeight);
     },
   };

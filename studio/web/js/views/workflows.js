@@ -74,7 +74,7 @@ function workflowDetails(info) {
   const out = [
     h("dl", {},
       h("dt", { text: "URL" }), h("dd", { class: "mono", text: info.url }),
-      src ? [h("dt", { text: "File" }), h("dd", { class: "mono", text: `${src.file}:${src.startLine}–${src.endLine}` })] : null),
+      src ? [h("dt", { text: "Source" }), h("dd", { class: "mono", text: `${src.file}, lines ${src.startLine}–${src.endLine}` })] : null),
   ];
   if (src?.text) out.push(sourceBlock(src));
   return out;
@@ -97,9 +97,10 @@ function nodeDetails(info, node) {
   ];
 }
 
-// sourceBlock shows the workflow's source, scrolled to span once shown.
+// sourceBlock shows the workflow's file, its block set apart, scrolled to
+// span (or the block) once shown.
 function sourceBlock(src, span) {
-  const view = sourceView(src.text, src.startLine ?? 1, span);
+  const view = sourceView(src.text, { block: [src.startLine, src.endLine], span });
   view.el.addEventListener("shown", () => requestAnimationFrame(() => view.scrollTo()));
   return view.el;
 }
