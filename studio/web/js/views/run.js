@@ -5,7 +5,7 @@
 // stateless workflow gets the whole history each turn, a conversation
 // only the new turn, as an AG-UI client sends them.
 
-import { h, replace, newID, ms } from "../dom.js";
+import { h, replace, newID, ms, json } from "../dom.js";
 import { Reducer, LIFECYCLE } from "../reducer.js";
 import { Graph } from "../graph.js";
 import { renderMessages } from "../messages.js";
@@ -152,7 +152,7 @@ export async function runView(studio, workflowId, { thread, fresh = false, start
     const parts = [h("span", { class: "small muted mono", text: run.runId ?? "" })];
     if (last?.took !== undefined) parts.push(h("span", { class: "small muted", text: ms(last.took) }));
     if (run.status === "error") parts.push(h("span", { class: "error-text small", text: `${run.code ? run.code + ": " : ""}${run.message ?? ""}` }));
-    if (run.result !== undefined) parts.push(h("span", { class: "small muted mono", title: "the run's result", text: `result ${JSON.stringify(run.result)}` }));
+    if (run.result !== undefined) parts.push(h("details", { class: "result small" }, h("summary", { class: "muted", text: "result" }), h("pre", { text: json(run.result) })));
     return parts;
   }
 
