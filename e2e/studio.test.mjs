@@ -37,10 +37,13 @@ before(async () => {
     held.push({ req, res, closed: new Promise((r) => res.on("close", r)) });
   });
   await new Promise((r) => hold.listen(0, "127.0.0.1", r));
+  // From the repository's root, as a newcomer serves them: the files are
+  // named workflows/….wf in the pictures.
   [examples, secured] = await Promise.all([
-    startServe({ args: ["--model-script", path.join(root, "workflows", "scripts", "demo.script"), path.join(root, "workflows")] }),
+    startServe({ cwd: root, args: ["--model-script", "workflows/scripts/demo.script", "workflows"] }),
     startServe({
-      args: [path.join(root, "e2e", "studio")],
+      cwd: root,
+      args: ["e2e/studio"],
       env: { AGUIC_TOKENS: `ada:${TOKENS.ada},bob:${TOKENS.bob}`, STUDIO_HOLD_URL: `http://127.0.0.1:${hold.address().port}` },
     }),
   ]);
@@ -148,6 +151,13 @@ test("the workflows: the list, capabilities and a drawn graph; a node's source l
   await text(".details", "frontend_tool");
   const marked = await page.$$eval(".source .line.hl", (ls) => ls.map((l) => l.textContent));
   assert.ok(marked.some((l) => l.includes('frontend_tool "confirm_refund"')), `the marked lines hold the node: ${marked.join("\n")}`);
+  await page.waitForFunction(() => {
+    const line = document.querySelector(".source .line.hl").getBoundingClientRect();
+    const panel = document.querySelector(".details").getBoundingClientRect();
+    return line.top >= panel.top && line.bottom <= panel.bottom;
+  }, null, { timeout: WAIT });
+  const line = readFileSync(path.join(root, "workflows", "approval.wf"), "utf8").split("\n").findIndex((l) => l.includes("confirm: frontend_tool")) + 1;
+  await text(".details dd", `workflows/approval.wf:${line}:5`);
   await text(".details table", "args");
   await shot("studio-workflows.png");
   // The keyboard: Enter on a focused node selects it.

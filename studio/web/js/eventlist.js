@@ -5,8 +5,9 @@
 import { h } from "./dom.js";
 import { LIFECYCLE } from "./reducer.js";
 
-// eventRow draws one event: {event, t?, seq?}.
-export function eventRow({ event, t, seq }) {
+// eventRow draws one event: {event, t?, seq?}. A click unfolds its JSON,
+// or, with onpick, picks it (a picked row shows its JSON whole).
+export function eventRow({ event, t, seq, onpick }) {
   const { type, timestamp, ...rest } = event;
   const lifecycle = event.activityType === LIFECYCLE;
   const cls = ["ev",
@@ -14,13 +15,13 @@ export function eventRow({ event, t, seq }) {
     type === "RUN_FINISHED" && "terminal",
     type === "RUN_ERROR" && "failed",
     type?.startsWith("STATE_") && "state"];
-  const row = h("div", { class: cls, role: "listitem", tabindex: "-1", dataset: { type } },
+  const row = h("div", { class: cls, role: "listitem", dataset: { type } },
     h("span", { class: "t", title: t !== undefined ? "ms since the run started" : "", text: t !== undefined ? `${Math.round(t)}` : "" }),
     h("span", { class: "seq", title: "the event's id in the thread's log", text: seq ?? "" }),
     h("div", { class: "main" },
       h("div", { class: "type", text: lifecycle ? `${type} · ${summary(event)}` : type }),
       h("div", { class: "data", text: JSON.stringify(rest) })));
-  row.addEventListener("click", () => row.classList.toggle("open"));
+  row.addEventListener("click", onpick ?? (() => row.classList.toggle("open")));
   return row;
 }
 

@@ -9,6 +9,7 @@ import { h, s } from "./dom.js";
 
 const MIN_ZOOM = 0.15;
 const MAX_ZOOM = 4;
+const FOLLOW_ZOOM = 0.85; // the least zoom follow shows a node at
 // The metrics the server's layout sized its boxes for: two lines of 13px
 // monospace text, each rune 7.8px wide, on 16px lines, 6px from the top.
 const CHAR = 7.8;
@@ -144,6 +145,18 @@ export class Graph {
     const k = clamp(Math.min((w - pad * 2) / lw, (hgt - pad * 2) / lh, 1.5));
     this.view = { k, x: (w - lw * k) / 2, y: Math.max(pad, (hgt - lh * k) / 2) };
     this.moved = false;
+    this.#apply();
+  }
+
+  // follow centres the node with this id at a zoom where its text reads,
+  // unless the user moved the view: the run view follows the run with it.
+  follow(id) {
+    const n = this.nodes.get(id)?.data;
+    const w = this.el.clientWidth;
+    const hgt = this.el.clientHeight;
+    if (!n || this.moved || !w || !hgt) return;
+    const k = clamp(Math.max(this.view.k, FOLLOW_ZOOM));
+    this.view = { k, x: w / 2 - (n.x + n.width / 2) * k, y: hgt / 2 - (n.y + n.height / 2) * k };
     this.#apply();
   }
 

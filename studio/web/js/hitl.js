@@ -23,6 +23,9 @@ export function toolCallsCard(calls, tools, send) {
       editor.el)),
     error,
     h("div", { class: "actions" }, submit));
+  form.addEventListener("input", () => {
+    error.textContent = "";
+  });
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     const answers = [];
@@ -80,5 +83,8 @@ export function interruptsCard(interrupts, send) {
     h("h3", { text: interrupts.length > 1 ? "The run waits for answers to these interrupts" : "The run waits for an answer to an interrupt" }),
     cards,
     error);
+  el.addEventListener("input", () => {
+    error.textContent = "";
+  });
   return el;
 }

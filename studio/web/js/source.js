@@ -45,10 +45,11 @@ export function sourceView(text, { block, span } = {}) {
   const el = h("div", { class: "source", role: "region", "aria-label": "Source" }, rows);
   return {
     el,
-    // scrollTo brings the marked lines into view, a few lines above them.
+    // scrollTo brings the marked lines (else the block) into view, in
+    // whatever scrolls them.
     scrollTo() {
       const row = el.querySelector(".line.hl") ?? el.querySelector(".line.block");
-      if (row) el.scrollTop = Math.max(0, row.offsetTop - el.offsetTop - 3 * row.offsetHeight);
+      row?.scrollIntoView({ block: el.querySelector(".line.hl") ? "center" : "start" });
     },
   };
 }

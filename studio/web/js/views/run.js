@@ -172,6 +172,7 @@ export async function runView(studio, workflowId, { thread, fresh = false, start
     const node = reducer.node(running.runId);
     if (!node) return;
     graph.mark(node);
+    if (node.phase === "start") graph.follow(node.nodeId);
     nodeAt.textContent = `${node.nodeId} · ${node.phase}`;
   }
 

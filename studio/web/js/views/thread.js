@@ -67,8 +67,7 @@ export async function threadView(studio, workflowId, threadId) {
       runOf = e.runId;
       list.append(separator(`run ${e.runId ?? "?"}`));
     }
-    const row = eventRow({ event: e.event, seq: e.seq, t: sinceRun(events, i) });
-    row.addEventListener("click", () => setCursor(i + 1));
+    const row = eventRow({ event: e.event, seq: e.seq, t: sinceRun(events, i), onpick: () => setCursor(i + 1) });
     row.dataset.seq = e.seq;
     rows.push(row);
     list.append(row);
