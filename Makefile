@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 15s
 
-.PHONY: test deps postgres unit vet lint-workflows e2e fuzz bench build
+.PHONY: test deps chromium postgres unit vet lint-workflows e2e fuzz bench build
 
 ## The PostgreSQL server of the tests of the PostgreSQL store and of several replicas:
 ## AGUIC_TEST_POSTGRES, else the local server when it answers (trust authentication).
@@ -32,6 +32,17 @@ deps:
 	cd e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd e2e/copilotkit && npm ci --no-audit --no-fund --loglevel=error
 
+## chromium: the browser of the studio's tests (e2e/studio.test.mjs): nothing when /usr/bin/chromium
+## exists (or CHROMIUM names another binary), else Debian's package, with apt-get (as root, or with sudo)
+chromium:
+	@if [ -x "$${CHROMIUM:-/usr/bin/chromium}" ]; then exit 0; fi; \
+	sudo=""; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+		echo "the studio's tests need Chromium at /usr/bin/chromium, and there is no apt-get to install it: install it, or set CHROMIUM to a Chromium binary"; exit 1; \
+	fi; \
+	$$sudo apt-get update && $$sudo apt-get install -y chromium || { \
+		echo "installing Chromium failed: the studio's tests need it at /usr/bin/chromium (apt-get install chromium, as root)"; exit 1; }
+
 ## unit: go test over every package, and the race detector over the packages that run concurrently;
 ## AGUIC_REQUIRE_AIMOCK=1 fails, rather than skips, the tests that need aimock when it cannot run
 unit: deps
@@ -49,8 +60,9 @@ lint-workflows:
 	@out=$$($(GO) run ./cmd/aguic fmt -l workflows); \
 	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
 
-## e2e: the AG-UI conformance suite: aguic serve driven by the official client (Node)
-e2e: deps
+## e2e: the AG-UI conformance suite: aguic serve driven by the official client (Node), and the
+## studio driven in a headless Chromium
+e2e: deps chromium
 	cd e2e && npm test
 
 ## fuzz: run each fuzz target for FUZZTIME

@@ -37,8 +37,9 @@ export function freePort() {
 
 // startServe builds aguic and starts `aguic serve` on a free loopback port
 // with a fresh data directory: args are the flags and paths after "serve",
-// env is added to the environment. It resolves once /healthz answers.
-export async function startServe({ args = [], env = {} } = {}) {
+// env is added to the environment, cwd is its working directory (this
+// process's by default). It resolves once /healthz answers.
+export async function startServe({ args = [], env = {}, cwd } = {}) {
   const work = mkdtempSync(path.join(tmpdir(), "aguic-e2e-"));
   const bin = path.join(work, "aguic");
   execFileSync("go", ["build", "-o", bin, "./cmd/aguic"], { cwd: root, stdio: "inherit" });
@@ -46,6 +47,7 @@ export async function startServe({ args = [], env = {} } = {}) {
   const server = spawn(bin, ["serve", "--addr", `127.0.0.1:${port}`, "--data", path.join(work, "data"), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, ...env },
+    cwd,
   });
   let stderr = "";
   server.stderr.on("data", (d) => { stderr += d; });

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/aguic/aguic/studio"
 )
 
 // maxScope is the longest scope a scope header may name.
@@ -40,19 +42,22 @@ func headersOf(ctx context.Context) http.Header {
 }
 
 // public reports whether path is served without authentication: the
-// health check, the OpenAPI document and the API browser.
-func public(path string) bool {
-	return path == "/healthz" ||
+// health check, the OpenAPI document, the API browser, the home page and,
+// when it is served, the studio's files. Each is the same for every
+// caller and holds no thread.
+func public(path string, withStudio bool) bool {
+	return path == "/healthz" || path == "/" ||
 		strings.HasPrefix(path, "/openapi.") || strings.HasPrefix(path, "/openapi-") ||
-		path == "/docs" || strings.HasPrefix(path, "/docs/")
+		path == "/docs" || strings.HasPrefix(path, "/docs/") ||
+		withStudio && (path == studio.Path || strings.HasPrefix(path, studio.Path+"/"))
 }
 
 // publicRequest reports whether r asks for a public path, written
 // plainly: a path with dot segments, doubled or escaped slashes is never
 // public (the mux would only redirect it).
-func publicRequest(r *http.Request) bool {
+func (s *Server) publicRequest(r *http.Request) bool {
 	p := r.URL.Path
-	return r.URL.RawPath == "" && !strings.Contains(p, "//") && !strings.Contains(p, "/.") && public(p)
+	return r.URL.RawPath == "" && !strings.Contains(p, "//") && !strings.Contains(p, "/.") && public(p, s.cfg.Studio)
 }
 
 // identify wraps next: it authenticates every request but those of the
@@ -64,7 +69,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 		scope := defaultScope
 		switch {
 		case s.cfg.Auth != nil:
-			if publicRequest(r) {
+			if s.publicRequest(r) {
 				break
 			}
 			id, err := s.cfg.Auth(r)
@@ -123,7 +128,7 @@ func checkScope(v string) error {
 // secure documents Auth in the OpenAPI document: a bearer scheme, and on
 // every operation under the base path its requirement and the 401 answer.
 func (s *Server) secure(oapi *huma.OpenAPI, op *huma.Operation) {
-	if s.cfg.Auth == nil || public(op.Path) {
+	if s.cfg.Auth == nil || public(op.Path, s.cfg.Studio) {
 		return
 	}
 	if oapi.Components.SecuritySchemes == nil {

@@ -4,8 +4,9 @@
 // workflows, the node kinds that run them), the program's sources, a
 // store.Store and a loader for older program versions. What comes out: an
 // http.Handler (Huma on the standard ServeMux) with OpenAPI 3.1 at
-// /openapi.json and /openapi.yaml, /healthz, and under the base path
-// (default /agui):
+// /openapi.json and /openapi.yaml, /healthz, an API browser at /docs, a
+// home page of links at /, with Config.Studio the studio (package studio)
+// at /studio, and under the base path (default /agui):
 //
 //	POST {base}/workflows/{id}           run a workflow (SSE)
 //	POST {base}                          run the workflow forwardedProps names (SSE)
@@ -35,8 +36,9 @@
 // stored with the run's events.
 //
 // Identity, tenancy and the request hook, all off by default: Config.Auth
-// authenticates every request but /healthz, the OpenAPI document and
-// /docs before any route sees it (401 problem+json otherwise); Tokens.Auth
+// authenticates every request but /healthz, the OpenAPI document, /docs,
+// / and the studio's files before any route sees it (401 problem+json
+// otherwise); Tokens.Auth
 // is one, for bearer tokens that each belong to a name. A thread's key
 // holds a scope: the identity Auth returned, else the value of
 // Config.ScopeHeader, else "default". Every thread route (run, history,

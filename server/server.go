@@ -13,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/aguic/aguic/studio"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -98,7 +99,8 @@ type Config struct {
 	Hook func(ctx context.Context, r *HookRequest) error
 
 	// Auth, when set, authenticates every request but those of /healthz,
-	// the OpenAPI document and /docs, before anything else sees it. It
+	// the OpenAPI document, /docs, / and the studio's files, before
+	// anything else sees it. It
 	// returns the request's scope, the tenant its threads belong to ("" is
 	// the scope "default"), or an error: the answer is 401 problem+json
 	// with a bearer challenge, or the status of a huma.StatusError the
@@ -114,6 +116,11 @@ type Config struct {
 	// the server: "*" for any, or origins such as https://app.example.com.
 	// None: CORS is off, and browsers refuse other origins' requests.
 	CORSOrigins []string
+	// Studio serves the studio (package studio), a web UI to see, run and
+	// debug the workflows, at /studio. Its files need no token, as /docs:
+	// the page then calls the routes above with the user's own token, and
+	// sees what that token may see. Off in the zero Config.
+	Studio bool
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -170,7 +177,7 @@ func New(cfg Config) (*Server, error) {
 	if base == "/" {
 		return nil, errors.New("server: the base path must not be the root")
 	}
-	if public(base) || public(base+"/") {
+	if public(base, cfg.Studio) || public(base+"/", cfg.Studio) {
 		return nil, fmt.Errorf("server: the base path %q is taken by a public route", base)
 	}
 	if cfg.Auth != nil && cfg.ScopeHeader != "" {
@@ -252,6 +259,16 @@ func New(cfg Config) (*Server, error) {
 	docs := DocsHandler("aguic API", "/openapi.json", "/docs")
 	s.mux.Handle("GET /docs", docs)
 	s.mux.Handle("GET /docs/", docs)
+	if cfg.Studio {
+		h, err := studio.Handler(base)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		h = problems(h)
+		s.mux.Handle("GET "+studio.Path, h)
+		s.mux.Handle("GET "+studio.Path+"/", h)
+	}
+	s.mux.Handle("GET /{$}", home(cfg.Studio))
 	s.handler = cors.wrap(s.identify(s.misses(s.mux)))
 	return s, nil
 }
@@ -388,6 +405,14 @@ func (s *Server) misses(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
+		h.ServeHTTP(&missWriter{ResponseWriter: w, r: r}, r)
+	})
+}
+
+// problems wraps a handler of files: its 404 and 405 are answered as
+// problem documents, as misses answers them.
+func problems(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&missWriter{ResponseWriter: w, r: r}, r)
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/studio"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -31,7 +32,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -40,7 +41,9 @@ streams its events (what an AG-UI HttpAgent points at), POST {base} runs
 the workflow forwardedProps.aguic.workflowId or .workflowName names, and
 GET {base}/workflows lists them with their graphs. The OpenAPI document is
 at /openapi.json and /openapi.yaml ("aguic openapi" prints it), an API
-browser at /docs, a health check at /healthz.
+browser at /docs, a health check at /healthz, and the studio, a web UI to
+see the workflows, run them and step through their threads, at /studio
+(/ links to both).
 
 The files are compiled before the server listens: diagnostics go to
 standard error, and errors end the command with status 1. Threads live in
@@ -77,6 +80,12 @@ database's value log is garbage-collected every ten minutes.
 --admin-token enables GET {base}/admin/backup: an online backup of the data
 directory for a request that carries the token as a bearer token (aguic
 backup --from uses it). Without a token that route refuses every request.
+
+--studio=false (AGUIC_STUDIO=false) removes the studio's routes. It is on
+by default: its page and files are the same for everyone and need no
+token, and the page calls the routes above with the user's own token, so
+it shows nothing those routes do not already show to the same
+credentials.
 
 --node-events streams, live, each node's start and end as the AG-UI
 activity graph.node.lifecycle, so a UI can highlight the node that runs;
@@ -133,6 +142,7 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		fs.StringVar(&o.scopeHeader, "scope-header", "", "without --tokens, the request header `name` whose value is the scope of the threads")
 		checkedVar(fs, &o.corsOrigins, "cors-origins", "", "the comma-separated `origins` browser clients may call from, or *", origins)
 		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
+		fs.BoolVar(&o.studio, "studio", true, "serve the studio, a web UI of the workflows and their threads, at /studio")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -250,6 +260,7 @@ type serveOptions struct {
 	retention                   store.Retention
 	adminToken                  string
 	nodeEvents                  bool           // stream the node lifecycle
+	studio                      bool           // serve the studio at /studio
 	tokens                      *server.Tokens // nil: no authentication
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
@@ -309,6 +320,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 			HandOver: o.where.shared(),
 
 			NodeLifecycle: o.nodeEvents,
+			Studio:        o.studio,
 
 			ScopeHeader: o.scopeHeader,
 			CORSOrigins: o.corsOrigins,
@@ -336,7 +348,12 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	for i, w := range prog.Workflows {
 		ids[i] = w.ID
 	}
-	log.Info("serving", "url", url+strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ","), "docs", url+"/docs", "openapi", url+"/openapi.json", "store", o.where.String())
+	attrs := []any{"url", url + strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ",")}
+	if o.studio {
+		attrs = append(attrs, "studio", url+studio.Path)
+	}
+	attrs = append(attrs, "docs", url+"/docs", "openapi", url+"/openapi.json", "store", o.where.String())
+	log.Info("serving", attrs...)
 	if o.ready != nil {
 		o.ready(url)
 	}
