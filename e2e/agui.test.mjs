@@ -170,7 +170,7 @@ test("history restores what the client reduced from the live streams", async () 
 test("a second run on a busy thread is refused with 409, and cancel ends the first", async () => {
   const threadId = newID("thread");
   const input = (runId) => JSON.stringify({
-    threadId, runId, state: {}, tools: [], context: [], forwardedProps: {},
+    threadId, runId, protocolVersion: "1.0", state: {}, tools: [], context: [], forwardedProps: {},
     messages: [{ id: newID("msg"), role: "user", content: "go" }],
   });
   const came = new Promise((r) => { arrived = r; });

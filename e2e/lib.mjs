@@ -81,14 +81,15 @@ export async function startServe({ args = [], env = {} } = {}) {
 let ids = 0;
 export const newID = (p) => `${p}-${process.pid}-${++ids}`;
 
-// rawRun posts a RunAgentInput and checks the stream as bytes: LF framing,
-// an id line per frame, every event valid against EventSchemas, one
-// terminal event, last.
+// rawRun posts a RunAgentInput, as a client of AG-UI 1.0 does
+// (protocolVersion "1.0" unless input says otherwise), and checks the
+// stream as bytes: LF framing, an id line per frame, every event valid
+// against EventSchemas, one terminal event, last.
 export async function rawRun(url, input, headers = {}) {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json", accept: "text/event-stream", ...headers },
-    body: JSON.stringify(input),
+    body: JSON.stringify({ protocolVersion: "1.0", ...input }),
   });
   assert.equal(res.status, 200, `status ${res.status}: ${await res.clone().text()}`);
   assert.match(res.headers.get("content-type"), /^text\/event-stream/);
@@ -96,13 +97,14 @@ export async function rawRun(url, input, headers = {}) {
 }
 
 // checkStream checks an SSE body as bytes: LF framing, every event valid
-// against EventSchemas, RUN_STARTED first, one terminal event, last.
-export function checkStream(text, input) {
+// against schemas (AG-UI 1.0's EventSchemas unless given), RUN_STARTED
+// first, one terminal event, last.
+export function checkStream(text, input, schemas = EventSchemas) {
   assert.ok(!text.includes("\r"), "frames must use LF only");
   assert.ok(text.endsWith("\n\n"), "the stream must end with a whole frame");
   const events = [];
   for (const frame of text.split("\n\n")) {
-    const checked = checkFrame(frame);
+    const checked = checkFrame(frame, schemas);
     if (checked) events.push(checked.event);
   }
   assert.equal(events[0].type, "RUN_STARTED");
@@ -118,27 +120,34 @@ export function checkStream(text, input) {
 
 // checkFrame checks one SSE frame (its text, without the blank line that
 // ends it) and returns { id, event }, or undefined for a frame of
-// comments only: LF framing, and an event valid against EventSchemas.
-export function checkFrame(frame) {
+// comments only: LF framing, and an event valid against schemas (AG-UI
+// 1.0's EventSchemas unless given).
+export function checkFrame(frame, schemas = EventSchemas) {
   assert.ok(!frame.includes("\r"), "frames must use LF only");
   const lines = frame.split("\n").filter((l) => l !== "" && !l.startsWith(":"));
   if (lines.length === 0) return undefined;
   const id = lines.find((l) => l.startsWith("id: "))?.slice(4);
   const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
   const event = JSON.parse(data);
-  const parsed = EventSchemas.safeParse(event);
+  const parsed = schemas.safeParse(event);
   assert.ok(parsed.success, `invalid event ${data}: ${parsed.error}`);
   return { id, event };
 }
 
 // checkedFetch is the fetch the official client uses in these tests: it
 // checks every stream it reads, frame by frame, before the client sees it.
-export async function checkedFetch(url, init) {
-  const res = await fetch(url, init);
-  if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
-  const text = await res.text();
-  checkStream(text, JSON.parse(init.body));
-  return new Response(text, { status: res.status, headers: res.headers });
+export const checkedFetch = checkedFetchWith(EventSchemas);
+
+// checkedFetchWith is checkedFetch checking the events against schemas,
+// those of the client that reads them.
+export function checkedFetchWith(schemas) {
+  return async (url, init) => {
+    const res = await fetch(url, init);
+    if (!res.ok || !res.headers.get("content-type")?.startsWith("text/event-stream")) return res;
+    const text = await res.text();
+    checkStream(text, JSON.parse(init.body), schemas);
+    return new Response(text, { status: res.status, headers: res.headers });
+  };
 }
 
 // agentRun runs the official client and returns what it saw.

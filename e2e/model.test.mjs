@@ -162,9 +162,9 @@ function finishedOf(seen) {
   return finished[0];
 }
 
-// runInput is a RunAgentInput on a fresh thread, for rawRun.
+// runInput is a RunAgentInput of AG-UI 1.0 on a fresh thread, for rawRun.
 function runInput(messages, extra = {}) {
-  return { threadId: newID("thread"), runId: newID("run"), state: {}, tools: [], context: [], forwardedProps: {}, messages, ...extra };
+  return { threadId: newID("thread"), runId: newID("run"), protocolVersion: "1.0", state: {}, tools: [], context: [], forwardedProps: {}, messages, ...extra };
 }
 
 // ConversationAgent sends only the messages the server has not seen yet,

@@ -104,7 +104,7 @@ func busyMachine(t *testing.T) (*vm.Machine, []byte) {
 }
 
 func turnBody(runID, msg, url string) string {
-	return fmt.Sprintf(`{"threadId": "t", "runId": %q, "messages": [{"id": %q, "role": "user", "content": %q}], "state": {"url": %q}}`, runID, "m-"+runID, msg, url)
+	return fmt.Sprintf(`{"threadId": "t", "runId": %q, "protocolVersion": "1.0", "messages": [{"id": %q, "role": "user", "content": %q}], "state": {"url": %q}}`, runID, "m-"+runID, msg, url)
 }
 
 // TestBusyEnqueue: turns sent while a run is in progress start their

@@ -68,7 +68,7 @@ func sourceServer(t *testing.T, src string) *httptest.Server {
 // reports the cancellation, and the flow goes no further.
 func TestCancelCostlyRun(t *testing.T) {
 	hs := sourceServer(t, costlyWorkflow)
-	body, _ := json.Marshal(map[string]any{"threadId": "c1", "runId": "r1", "messages": []any{
+	body, _ := json.Marshal(map[string]any{"threadId": "c1", "runId": "r1", "protocolVersion": "1.0", "messages": []any{
 		map[string]any{"id": "m1", "role": "user", "content": strings.Repeat("x", 10_000)},
 	}})
 	req, _ := http.NewRequest(http.MethodPost, hs.URL+"/agui/workflows/costly", strings.NewReader(string(body)))

@@ -38,6 +38,7 @@ type joinInput struct {
 	WorkflowID  string `query:"workflowId" doc:"The thread's workflow, when threads of several workflows have this id."`
 	Cursor      string `query:"cursor" doc:"Go on after this event (the id of the last frame read); from the run's first event when empty."`
 	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
+	Protocol    string `query:"protocolVersion" doc:"The AG-UI version of the events: 1.0 when empty; a version before 1.0 (0.0.57) sends them as the clients before 1.0 take them."`
 }
 
 func (s *Server) registerJoin() {
@@ -80,8 +81,9 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 	if err != nil {
 		return nil, err
 	}
+	d := dialectOf(in.Protocol)
 	if r := s.localRun(th.Key, in.RunID); r != nil {
-		return s.streamAfter(r, after), nil
+		return s.streamAfter(r, after, d), nil
 	}
 	rec, err := s.cfg.Store.Run(ctx, th.Key, in.RunID)
 	switch {
@@ -93,7 +95,7 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 	r := newRun(rec.ID, th.Key, s.now)
 	r.threadID = in.ThreadID
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, rec.ID, "", nil), false)
-	return s.streamWith(r, func(ctx context.Context) {
+	return s.streamWith(r, d, func(ctx context.Context) {
 		if after == 0 {
 			var err error
 			if after, err = s.runStart(ctx, th, rec.ID); err != nil {
@@ -121,11 +123,11 @@ func (s *Server) localRun(key store.Key, runID string) *run {
 	return nil
 }
 
-// streamWith is stream(r), with produce filling r in a goroutine of its
+// streamWith is stream(r, d), with produce filling r in a goroutine of its
 // own while the client reads: produce ends r, or returns when its context
 // ends (the client went away, or the server stops).
-func (s *Server) streamWith(r *run, produce func(ctx context.Context)) *huma.StreamResponse {
-	resp := s.stream(r)
+func (s *Server) streamWith(r *run, d agui.Dialect, produce func(ctx context.Context)) *huma.StreamResponse {
+	resp := s.stream(r, d)
 	body := resp.Body
 	resp.Body = func(hctx huma.Context) {
 		req, _ := humago.Unwrap(hctx)
@@ -245,8 +247,8 @@ func (r *run) pushStored(se store.Event) {
 	if !ok {
 		return
 	}
-	if data, err := agui.WithTimestamp(ev, se.Time).MarshalJSON(); err == nil {
-		r.push(frame{seq: se.Seq, data: data}, false)
+	if enc, err := agui.Encode(agui.WithTimestamp(ev, se.Time)); err == nil {
+		r.push(frame{seq: se.Seq, enc: enc}, false)
 	}
 }
 

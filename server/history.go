@@ -28,6 +28,7 @@ type HistoryRequest struct {
 	WorkflowID   string `json:"workflowId,omitempty" doc:"The workflow, by id; give this or workflowName."`
 	WorkflowName string `json:"workflowName,omitempty" doc:"The workflow, by title; it must be the title of exactly one workflow."`
 	MaxMessages  any    `json:"maxMessages,omitempty" doc:"A positive integer keeps the most recent messages (and what they need to render); anything else keeps them all."`
+	Protocol     string `json:"protocolVersion,omitempty" doc:"The AG-UI version of the snapshot stream's events: 1.0 when empty; a version before 1.0 (0.0.57) sends them as the clients before 1.0 take them."`
 }
 
 // History is a conversation as a client restores it: its messages, its
@@ -107,11 +108,12 @@ func (s *Server) registerHistory() {
 			}
 		}
 		if wantsStream(in.Accept) {
+			d := dialectOf(req.Protocol)
 			if wf.Conversation {
 				key := store.Key{Scope: scopeOf(ctx), Workflow: wf.ID, Thread: req.ThreadID}
-				return s.restore(ctx, key, req.ThreadID, "", maxMessages(req.MaxMessages))
+				return s.restore(ctx, key, req.ThreadID, "", maxMessages(req.MaxMessages), d)
 			}
-			return s.snapshot(req.ThreadID, "", h), nil
+			return s.snapshot(req.ThreadID, "", h, d), nil
 		}
 		return &huma.StreamResponse{Body: func(ctx huma.Context) {
 			_, w := humago.Unwrap(ctx)
@@ -186,8 +188,9 @@ func (s *Server) historyOf(ctx context.Context, th store.Thread, max int) (Histo
 // or another that shares the store, the snapshot is of the conversation
 // before that run, and the stream goes on with the run's events, as they
 // are committed, to its end: a client that reloads during a run sees it
-// go on. runID "" is the run's id (or a new one).
-func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID string, max int) (*huma.StreamResponse, error) {
+// go on. runID "" is the run's id (or a new one). The stream speaks
+// dialect d.
+func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID string, max int, d agui.Dialect) (*huma.StreamResponse, error) {
 	th, err := s.thread(ctx, key)
 	if err != nil {
 		return nil, err
@@ -197,7 +200,7 @@ func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID str
 		if err != nil {
 			return nil, err
 		}
-		return s.snapshot(threadID, runID, h), nil
+		return s.snapshot(threadID, runID, h, d), nil
 	}
 	cut, err := s.runStart(ctx, th, th.RunID)
 	if err != nil {
@@ -218,7 +221,7 @@ func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID str
 	r.pushEvent(0, agui.MessagesSnapshotEvent{Messages: msgs}, false)
 	// The snapshot ends before the run: its silent events are history the
 	// client does not have yet.
-	return s.streamWith(r, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut, true) }), nil
+	return s.streamWith(r, d, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut, true) }), nil
 }
 
 // waitOf is what a suspended thread waits for the client to answer: its
@@ -356,8 +359,9 @@ func pendingTool(w *vm.Wait, msgs []agui.Message) *agui.ToolCall {
 // STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED. runID "" makes one.
 // RUN_FINISHED has the outcome the last run ended with when the thread
 // waits for the client (pendingToolCallIds, interrupts), so a client that
-// reloads learns what it has to answer; else a plain success.
-func (s *Server) snapshot(threadID, runID string, h History) *huma.StreamResponse {
+// reloads learns what it has to answer; else a plain success. The stream
+// speaks dialect d.
+func (s *Server) snapshot(threadID, runID string, h History, d agui.Dialect) *huma.StreamResponse {
 	if runID == "" {
 		runID = "run-" + uuid.NewString()
 	}
@@ -375,5 +379,5 @@ func (s *Server) snapshot(threadID, runID string, h History) *huma.StreamRespons
 	}
 	r.pushEvent(0, agui.RunFinished(threadID, runID, o, nil), true)
 	close(r.done)
-	return s.stream(r)
+	return s.stream(r, d)
 }

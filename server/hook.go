@@ -82,5 +82,5 @@ func (s *Server) rejected(in *RunAgentInput, key store.Key, err error) *huma.Str
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	r.pushEvent(0, agui.RunError(err.Error(), "rejected"), true)
 	close(r.done)
-	return s.stream(r)
+	return s.stream(r, agui.DialectOf(in.ProtocolVersion))
 }

@@ -43,11 +43,12 @@ type run struct {
 	queued   *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
 }
 
-// frame is one SSE frame: the event's JSON and its sequence number in the
-// thread's log (0: not stored, the frame has no id).
+// frame is one SSE frame: the event's JSON, in each dialect, and its
+// sequence number in the thread's log (0: not stored, the frame has no
+// id).
 type frame struct {
-	seq  uint64
-	data []byte
+	seq uint64
+	enc agui.Encoding
 }
 
 func newRun(id string, key store.Key, now func() time.Time) *run {
@@ -138,11 +139,59 @@ func (r *run) EmitSeq(seq uint64, e vm.Event) error {
 
 // pushEvent adds the frame of ev, stamped with the time.
 func (r *run) pushEvent(seq uint64, ev agui.Event, last bool) {
-	data, err := agui.WithTimestamp(ev, r.now()).MarshalJSON()
+	enc, err := agui.Encode(agui.WithTimestamp(ev, r.now()))
 	if err != nil {
-		data, _ = agui.WithTimestamp(agui.RunError("encoding an event failed: "+err.Error(), vm.ErrInternal), r.now()).MarshalJSON()
+		enc, _ = agui.Encode(agui.WithTimestamp(agui.RunError("encoding an event failed: "+err.Error(), vm.ErrInternal), r.now()))
 	}
-	r.push(frame{seq: seq, data: data}, last)
+	r.push(frame{seq: seq, enc: enc}, last)
+}
+
+// stateFirst returns the Request.Events of a run whose client holds
+// state (its request's, as $agent has it): the run's first STATE_DELTA
+// is preceded by a STATE_SNAPSHOT of that state, unless a STATE_SNAPSHOT
+// came first. A client that applies a run's first delta to an empty state
+// instead of its own (Copilot Runtime 1.74's in-memory runner does) then
+// holds the right state all the same. The snapshot is the run's like its
+// other events: stored, replayed and followed with them.
+func stateFirst(state any) func(vm.Sink) vm.Sink {
+	return func(next vm.Sink) vm.Sink { return &stateSink{next: next, state: state} }
+}
+
+// stateSink is the sink stateFirst puts in front of a run's journal.
+type stateSink struct {
+	next  vm.Sink
+	state any  // the client's state when the run began
+	sent  bool // a state event of the run went out
+}
+
+// Emit passes e on, after the snapshot when e is the run's first state
+// event and a delta.
+func (s *stateSink) Emit(e vm.Event) error {
+	switch e.Type {
+	case vm.StateSnapshot:
+		s.sent = true
+	case vm.StateDelta:
+		if !s.sent {
+			s.sent = true
+			snap := vm.Event{Type: vm.StateSnapshot, Value: s.state, SubagentRunID: e.SubagentRunID, NodeID: e.NodeID}
+			if err := s.next.Emit(snap); err != nil {
+				return err
+			}
+		}
+	}
+	return s.next.Emit(e)
+}
+
+// runState is the client's state when a run begins: the baseline that
+// state sync compares with, else $agent.state; nil when the request has
+// no state.
+func runState(agent map[string]any) any {
+	if hidden, ok := agent["_hidden"].(map[string]any); ok {
+		if st, ok := hidden["state"]; ok {
+			return st
+		}
+	}
+	return agent["state"]
 }
 
 // runRequest is an AG-UI run request resolved to its workflow.
@@ -155,6 +204,7 @@ type runRequest struct {
 // run; the 4xx answers all come from here, before any stream.
 func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamResponse, error) {
 	in, wf := req.in, req.wf
+	d := agui.DialectOf(in.ProtocolVersion)
 	if in.RunID == "" {
 		in.RunID = "run-" + uuid.NewString()
 	}
@@ -166,7 +216,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		r := newRun(in.RunID, key, s.now)
 		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
 		close(r.done)
-		return s.stream(r), nil
+		return s.stream(r, d), nil
 	}
 	// The hook sees every run request, also one the snapshot answers: a
 	// request it refuses gets nothing of the thread.
@@ -177,7 +227,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
 		// A client that sends nothing new asks where the conversation
 		// stands (it reloaded): the snapshot stream, and nothing runs.
-		resp, err := s.restore(ctx, key, in.ThreadID, in.RunID, 0)
+		resp, err := s.restore(ctx, key, in.ThreadID, in.RunID, 0, d)
 		if err == nil {
 			return resp, nil
 		}
@@ -203,6 +253,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Load:    s.cfg.Load,
 		Frames:  s.frames,
 		Live:    s.live(r),
+		Events:  stateFirst(runState(hook.Agent)),
 		Release: true,
 		Now:     s.now,
 	}
@@ -224,7 +275,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 		go s.waitTurn(r)
-		return s.stream(r), nil
+		return s.stream(r, d), nil
 	}
 	r.hold()
 	sreq.OnDurable = r.durable
@@ -235,7 +286,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	}
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
-	return s.stream(r), nil
+	return s.stream(r, d), nil
 }
 
 // beginError is the answer to a run that could not begin.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -224,7 +225,7 @@ func TestStateless(t *testing.T) {
 			{"id": "m3", "role": "user", "content": "again"}
 		],
 		"state": {}, "tools": [], "context": [], "forwardedProps": {},
-		"unknownKey": true
+		"protocolVersion": "1.0", "unknownKey": true
 	}`))
 	start := evs[0].data
 	if start["threadId"] != "t1" || start["runId"] != "r1" || start["protocolVersion"] != "1.0" {
@@ -315,7 +316,7 @@ synced:
 
 func TestFrontendTool(t *testing.T) {
 	e := newEnv(t, nil)
-	evs := e.stream(e.post("/agui/workflows/refund", `{"threadId": "f1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "refund please"}]}`))
+	evs := e.stream(e.post("/agui/workflows/refund", `{"threadId": "f1", "runId": "r1", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "refund please"}]}`))
 	o := outcome(t, evs)
 	pending, _ := o["pendingToolCallIds"].([]any)
 	if o["type"] != "success" || len(pending) != 1 {
@@ -462,7 +463,7 @@ func (b *blocker) release() {
 }
 
 func slowBody(runID, url string) string {
-	return `{"threadId": "busy", "runId": "` + runID + `", "messages": [{"id": "m", "role": "user", "content": "go"}], "state": {"url": "` + url + `"}}`
+	return `{"threadId": "busy", "runId": "` + runID + `", "protocolVersion": "1.0", "messages": [{"id": "m", "role": "user", "content": "go"}], "state": {"url": "` + url + `"}}`
 }
 
 func TestBusy(t *testing.T) {
@@ -625,10 +626,10 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("%s: the list shows capabilities", w["id"])
 		}
 	}
-	if got, want := strings.Join(ids, " "), "approve counter echo expiring reason_call reason_off reason_on refund slow twin_a twin_b usage"; got != want {
+	if got, want := strings.Join(ids, " "), "approve counter dialects dialects_helper echo expiring reason_call reason_off reason_on refund slow twin_a twin_b usage"; got != want {
 		t.Errorf("ids %s, want %s", got, want)
 	}
-	echo := list[2]
+	echo := list[slices.Index(ids, "echo")]
 	if echo["title"] != "Echo" || echo["description"] != "Repeats what the user said." || echo["conversation"] != false || echo["url"] != "/agui/workflows/echo" {
 		t.Errorf("echo %v", echo)
 	}
@@ -853,7 +854,7 @@ func snapshotStream(t *testing.T, evs []event, thread string, messages int) {
 
 func TestHistoryTools(t *testing.T) {
 	e := newEnv(t, nil)
-	evs := e.stream(e.post("/agui/workflows/refund", `{"threadId": "f1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "refund please"}]}`))
+	evs := e.stream(e.post("/agui/workflows/refund", `{"threadId": "f1", "runId": "r1", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "refund please"}]}`))
 	call := str(outcome(t, evs)["pendingToolCallIds"].([]any)[0])
 	var h history
 	e.postJSON("/agui/history", `{"threadId": "f1", "workflowId": "refund"}`, &h)

@@ -10,14 +10,18 @@ import (
 	"github.com/aguic/aguic/server/agui"
 )
 
-// stream is the response that streams r's frames as server-sent events
-// until its terminal frame, or until the client goes away (the run goes
-// on without it).
-func (s *Server) stream(r *run) *huma.StreamResponse { return s.streamAfter(r, 0) }
+// stream is the response that streams r's frames as server-sent events,
+// in the dialect d of the request, until its terminal frame, or until the
+// client goes away (the run goes on without it). Every stream sends its
+// events through here, in its own dialect: the frames of a run may go to
+// streams of several.
+func (s *Server) stream(r *run, d agui.Dialect) *huma.StreamResponse {
+	return s.streamAfter(r, 0, d)
+}
 
 // streamAfter is stream, without the stored events up to the cursor after
 // (a client that reconnects has them).
-func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
+func (s *Server) streamAfter(r *run, after uint64, d agui.Dialect) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(ctx huma.Context) {
 		req, w := humago.Unwrap(ctx)
 		agui.SSEHeaders(w.Header())
@@ -36,7 +40,11 @@ func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
 				if f.seq != 0 && f.seq <= after {
 					continue
 				}
-				if sw.WriteData(f.seq, f.data) != nil {
+				data, ok := f.enc.In(d)
+				if !ok {
+					continue
+				}
+				if sw.WriteData(f.seq, data) != nil {
 					return
 				}
 			}
@@ -60,4 +68,15 @@ func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
 			}
 		}
 	}}
+}
+
+// dialectOf is the dialect of a stream a route other than a run request
+// sends (replay, follow, history), as its protocolVersion parameter asks:
+// AG-UI 1.0 when it has none, since no client before 1.0 sends these
+// requests; else as for a run request (agui.DialectOf).
+func dialectOf(protocolVersion string) agui.Dialect {
+	if protocolVersion == "" {
+		return agui.V1
+	}
+	return agui.DialectOf(protocolVersion)
 }

@@ -98,6 +98,7 @@ type replayInput struct {
 	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
 	Limit       int    `query:"limit" minimum:"1" doc:"At most this many events (default 100, at most 500)."`
 	Follow      bool   `query:"follow" doc:"Go on while a run is in progress on the thread: every event after the cursor, then the events of the run as they are committed, wherever it executes; the stream ends once no run is in progress. The limit does not apply."`
+	Protocol    string `query:"protocolVersion" doc:"The AG-UI version of the events: 1.0 when empty; a version before 1.0 (0.0.57) sends them as the clients before 1.0 take them."`
 }
 
 type messagesInput struct {
@@ -372,11 +373,11 @@ func (s *Server) replay(ctx context.Context, in *replayInput) (*huma.StreamRespo
 		}
 	}
 	if in.Follow {
-		return s.streamWith(r, func(ctx context.Context) { s.followThread(ctx, r, th.Key, after) }), nil
+		return s.streamWith(r, dialectOf(in.Protocol), func(ctx context.Context) { s.followThread(ctx, r, th.Key, after) }), nil
 	}
 	r.end()
 	close(r.done)
-	return s.stream(r), nil
+	return s.stream(r, dialectOf(in.Protocol)), nil
 }
 
 // kept is the cursor of the oldest event of th that retention kept: the

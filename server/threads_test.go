@@ -293,7 +293,7 @@ func TestRefusedResume(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, nil)
 			path := "/agui/workflows/" + tc.workflow
-			live := outcome(t, e.stream(e.post(path, `{"threadId": "w", "messages": [{"id": "m1", "role": "user", "content": "A-1"}]}`)))
+			live := outcome(t, e.stream(e.post(path, `{"threadId": "w", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "A-1"}]}`)))
 			waitsFor := ""
 			if ids, _ := live["pendingToolCallIds"].([]any); len(ids) == 1 {
 				waitsFor = str(ids[0])
@@ -312,7 +312,7 @@ func TestRefusedResume(t *testing.T) {
 				t.Errorf("after the refused request:\n%v\nbefore it:\n%v", after, before)
 			}
 			// The snapshot stream still ends as the live run did.
-			if o := outcome(t, e.stream(e.post(path, `{"threadId": "w", "messages": []}`))); !reflect.DeepEqual(o, live) {
+			if o := outcome(t, e.stream(e.post(path, `{"threadId": "w", "protocolVersion": "1.0", "messages": []}`))); !reflect.DeepEqual(o, live) {
 				t.Errorf("snapshot outcome %v, want %v", o, live)
 			}
 			if got := text(e.stream(e.post(path, tc.answer(waitsFor)))); got != tc.said {
@@ -348,7 +348,7 @@ func TestHistoryOutcome(t *testing.T) {
 	} {
 		t.Run(tc.workflow, func(t *testing.T) {
 			e.t = t
-			live := outcome(t, e.stream(e.post("/agui/workflows/"+tc.workflow, `{"threadId": "ho", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "A-1"}]}`)))
+			live := outcome(t, e.stream(e.post("/agui/workflows/"+tc.workflow, `{"threadId": "ho", "runId": "r1", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "A-1"}]}`)))
 			req, _ := http.NewRequest(http.MethodPost, e.http.URL+"/agui/history", strings.NewReader(`{"threadId": "ho", "workflowId": "`+tc.workflow+`"}`))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "text/event-stream")
@@ -358,7 +358,7 @@ func TestHistoryOutcome(t *testing.T) {
 			}
 			for name, evs := range map[string][]event{
 				"history":     e.stream(resp),
-				"run request": e.stream(e.post("/agui/workflows/"+tc.workflow, `{"threadId": "ho", "runId": "r2", "messages": []}`)),
+				"run request": e.stream(e.post("/agui/workflows/"+tc.workflow, `{"threadId": "ho", "runId": "r2", "protocolVersion": "1.0", "messages": []}`)),
 			} {
 				var types []string
 				for _, ev := range evs {

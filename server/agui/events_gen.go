@@ -88,6 +88,105 @@ func (x SubagentStartedEvent) with(f func(*Base)) Event         { f(&x.Base); re
 func (x SubagentFinishedEvent) with(f func(*Base)) Event        { f(&x.Base); return x }
 func (x SubagentErrorEvent) with(f func(*Base)) Event           { f(&x.Base); return x }
 
+// The events a called workflow's run may be named on (an optional
+// subagentRunId), without that name.
+
+func (x StepStartedEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x StepFinishedEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x TextMessageStartEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x TextMessageContentEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x TextMessageEndEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ToolCallStartEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ToolCallArgsEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ToolCallEndEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ToolCallResultEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x StateSnapshotEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x StateDeltaEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ActivitySnapshotEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ActivityDeltaEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x CustomEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ReasoningStartEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ReasoningMessageStartEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ReasoningMessageContentEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ReasoningMessageEndEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+func (x ReasoningEndEvent) unattributed() (Event, bool) {
+	id := x.SubagentRunID
+	x.SubagentRunID = ""
+	return x, id != ""
+}
+
 // The encoders, field by field as the tags say.
 
 func (x Base) appendFields(o *object) {

@@ -59,6 +59,9 @@ func goldenCases(t *testing.T) []struct {
 		{"run_finished_no_result", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Finished}, nil)},
 		{"run_finished_pending_tools", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitTool, ToolCallIDs: []string{"call-1", "call-2"}}}, nil)},
 		{"run_finished_interrupt", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitInterrupt, Interrupts: []vm.Interrupt{interrupt, {ID: "int-2", Reason: "input"}}}}, nil)},
+		{"run_finished_interrupt_subagent", RunFinishedEvent{ThreadID: "thread-1", RunID: "run-1", Outcome: &Outcome{Type: OutcomeInterrupt, Interrupts: []Interrupt{
+			{ID: "int-1", Reason: "approval", SubagentRunID: "sub-1"}, {ID: "int-2", Reason: "input"},
+		}}}},
 		{"run_finished_user_turn", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Suspended, Wait: &vm.Wait{Kind: vm.WaitUser}}, nil)},
 		{"run_finished_cancelled", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Cancelled}, nil)},
 		{"run_finished_usage", RunFinished("thread-1", "run-1", vm.Outcome{Status: vm.Finished, Result: "done"}, []TokenUsage{

@@ -42,6 +42,11 @@ type Request struct {
 	Frames *Frames
 	// Live learns of the run as it happens: its events, and its nodes.
 	Live Live
+	// Events, when not nil, stands between the run and the sink that keeps
+	// its events (and passes them to Live): it is given that sink and
+	// returns the one the run emits to. The events it passes on, its own
+	// included, are the run's.
+	Events func(vm.Sink) vm.Sink
 	// Release: the commit of the run's end gives the lease up, the
 	// caller's (Lease) too, so that freeing the thread costs no write of
 	// its own; Turn.Released says whether it did. A lease Begin took is
@@ -66,6 +71,7 @@ type Turn struct {
 	m       *vm.Machine
 	f       *vm.Frame
 	resume  *vm.Resume
+	events  func(vm.Sink) vm.Sink // Request.Events
 	j       *Journal
 	// lost is done once the lease is lost: another process took the
 	// thread over, and the run stops where it is.
@@ -185,7 +191,7 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 			return fail(fmt.Errorf("start run %s: %w", run.ID, err))
 		}
 	}
-	t.m, t.resume = m, req.Resume
+	t.m, t.resume, t.events = m, req.Resume, req.Events
 	t.f.Track()
 	t.j = newJournal(held, st, jl, run, hash, in, sizes, req.Live, now)
 	th.Frame, th.Deltas = nil, nil
@@ -262,7 +268,11 @@ func (t *Turn) run(ctx, stop context.Context) (vm.Outcome, Thread, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(t.lost, cancel)()
-	o := t.m.Run(ctx, t.f, t.resume, t.j.observer())
+	obs := t.j.observer()
+	if t.events != nil {
+		obs.Events = t.events(obs.Events)
+	}
+	o := t.m.Run(ctx, t.f, t.resume, obs)
 	if stop != nil && o.Status == vm.Cancelled && stop.Err() != nil {
 		return o, t.j.Thread(), stop.Err()
 	}

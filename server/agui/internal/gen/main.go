@@ -1,7 +1,7 @@
 // Gen writes the code of package agui that follows from the struct tags of
-// its events.go: the event types and encoders (events_gen.go), the list its
-// tests check (events_gen_test.go), and the decoder of internal/aguitest
-// (events_gen.go there).
+// its events.go: the event types, their methods and encoders
+// (events_gen.go), the list its tests check (events_gen_test.go), and the
+// decoder of internal/aguitest (events_gen.go there).
 //
 // Run it from server/agui (go generate does). It reads events.go only, so
 // it runs even when the package does not compile. What it reads: every
@@ -185,7 +185,13 @@ func genEncoders(wts []wireType) ([]byte, error) {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("// The encoders, field by field as the tags say.\n")
+	b.WriteString("// The events a called workflow's run may be named on (an optional\n// subagentRunId), without that name.\n\n")
+	for _, wt := range wts {
+		if wt.event && wt.attributed() {
+			fmt.Fprintf(&b, "func (x %s) unattributed() (Event, bool) { id := x.SubagentRunID; x.SubagentRunID = \"\"; return x, id != \"\" }\n", wt.name)
+		}
+	}
+	b.WriteString("\n// The encoders, field by field as the tags say.\n")
 	for _, wt := range wts {
 		switch {
 		case wt.embedded:
@@ -214,6 +220,17 @@ func genEncoders(wts []wireType) ([]byte, error) {
 		b.WriteString("}\n")
 	}
 	return format.Source(b.Bytes())
+}
+
+// attributed reports whether wt has an optional subagentRunId: the name
+// of the called workflow's run an event comes from.
+func (wt wireType) attributed() bool {
+	for _, f := range wt.fields {
+		if f.name == "SubagentRunID" && f.tag.Get("json") == "subagentRunId,omitempty" {
+			return true
+		}
+	}
+	return false
 }
 
 // write returns the code that writes the field f of x to o.
