@@ -210,12 +210,18 @@ test("todos.wf: the todo list lives in the shared state", async () => {
   assert.equal(stateEvents(run.seen).length, 1);
   assert.deepEqual(agent.state, { theme: "dark", todos: [{ title: "buy milk", done: false }] });
 
+  // A run's first STATE_DELTA comes after a STATE_SNAPSHOT of the state
+  // the client sent: the state the delta applies to.
+  let before = structuredClone(agent.state);
   run = await send(agent, "add call Ada");
-  assert.deepEqual(stateEvents(run.seen), ["STATE_DELTA"]);
+  assert.deepEqual(stateEvents(run.seen), ["STATE_SNAPSHOT", "STATE_DELTA"]);
+  assert.deepEqual(ofType(run.seen, "STATE_SNAPSHOT")[0].snapshot, before);
   assert.deepEqual(agent.state.todos, [{ title: "buy milk", done: false }, { title: "call Ada", done: false }]);
 
+  before = structuredClone(agent.state);
   run = await send(agent, "done buy milk");
-  assert.deepEqual(stateEvents(run.seen), ["STATE_DELTA"]);
+  assert.deepEqual(stateEvents(run.seen), ["STATE_SNAPSHOT", "STATE_DELTA"]);
+  assert.deepEqual(ofType(run.seen, "STATE_SNAPSHOT")[0].snapshot, before);
   assert.deepEqual(ofType(run.seen, "STATE_DELTA")[0].delta, [{ op: "replace", path: "/todos/0/done", value: true }]);
   assert.deepEqual(agent.state.todos, [{ title: "buy milk", done: true }, { title: "call Ada", done: false }]);
   assert.equal(lastText(agent), "[x] buy milk; [ ] call Ada");
