@@ -26,9 +26,11 @@ postgres:
 		echo "PostgreSQL tests skipped: none answers at $(PG_LOCAL); run them with AGUIC_TEST_POSTGRES=postgres://user@host:5432/db make test"; \
 	fi
 
-## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests
+## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests;
+## and of e2e/dojo/, the dojo's pages on CopilotKit, built with Vite
 deps:
 	cd e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd e2e/dojo && npm ci --no-audit --no-fund --loglevel=error
 
 ## unit: go test over every package, and the race detector over the packages that run concurrently;
 ## AGUIC_REQUIRE_AIMOCK=1 fails, rather than skips, the tests that need aimock when it cannot run
