@@ -409,14 +409,14 @@ async function writeAndConfirm(page, chat) {
 
 // answerDialog clicks the button of the last confirm-changes dialog, which
 // must be enabled (the agent waits for its answer), and waits for the run
-// the answer starts.
+// the answer starts; the dialog then takes no other answer.
 async function answerDialog(page, chat, button) {
   const dialog = page.getByTestId("confirm-changes-modal").last();
   await dialog.waitFor();
   const b = dialog.getByTestId(button);
   assert.equal(await b.isEnabled(), true, `the dialog's ${button} must be enabled`);
   await chat.after(() => b.click());
-  await dialog.getByTestId("status-display").waitFor();
+  assert.equal(await dialog.getByRole("button", { disabled: false }).count(), 0, "an answered dialog takes no other answer");
 }
 
 journey("predictive_state_updates: a story is written and confirmed, then a change is marked and confirmed", "predictive_state_updates", async (page, chat) => {
