@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -95,21 +94,7 @@ func TestDialects(t *testing.T) {
 			history += "}"
 			record("POST /agui/history "+history, e.post("/agui/history", history))
 
-			path := filepath.Join("testdata", "dialects", c.name+".txt")
-			got := []byte(log.String())
-			if golden.Update() {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (go test -update writes it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("the streams differ from %s (go test -update rewrites it):\n%s", path, got)
-			}
+			golden.Check(t, filepath.Join("testdata", "dialects", c.name+".txt"), []byte(log.String()))
 		})
 	}
 }

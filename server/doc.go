@@ -27,7 +27,12 @@
 // and the body closes. A conversation request with no messages and no
 // resume, on a thread that exists, is answered with the thread's snapshot
 // (RUN_STARTED, STATE_SNAPSHOT, MESSAGES_SNAPSHOT, RUN_FINISHED) and runs
-// nothing.
+// nothing. The request's protocolVersion decides, once, the dialect of
+// its stream (agui.DialectOf): AG-UI 1.0, or, for a request without one
+// as the clients before 1.0 send it, the shapes those clients accept;
+// every stream writes its frames in its own dialect (stream). A run's
+// first STATE_DELTA comes after a STATE_SNAPSHOT of the client's state,
+// stored with the run's events.
 //
 // Identity, tenancy and the request hook, all off by default: Config.Auth
 // authenticates every request but /healthz, the OpenAPI document and

@@ -181,6 +181,14 @@ var runSeeds = []string{
 	`{"threadId": "t2", "messages": [{"id": "a", "role": "assistant", "content": null, "toolCalls": [{"id": "tc", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}, {"id": "b", "role": "tool", "toolCallId": "tc", "content": "ok"}, {"id": "u", "role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image", "source": {"type": "url", "value": "https://example.com/a.png"}}]}], "tools": [{"name": "f", "description": "d", "parameters": {"type": "object"}}], "context": [{"description": "d", "value": "v"}]}`,
 	`{"threadId": "t3", "messages": [{"id": "s", "role": "system", "content": [{"type": "text", "text": "x"}]}, {"id": "m1", "role": "user", "content": "x"}]}`,
 	`{"threadId": "t4", "messages": [{"id": "d", "role": "developer", "content": "x"}, {"id": "r", "role": "reasoning", "content": "x"}, {"id": "a", "role": "activity", "activityType": "t", "content": {"k": 1}}]}`,
+	// Every dialect: 1.0, before it, and versions later or unreadable.
+	`{"threadId": "f2", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "refund please"}], "forwardedProps": {"aguic": {"workflowId": "refund"}}}`,
+	`{"threadId": "f3", "protocolVersion": "0.0.57", "messages": [{"id": "m1", "role": "user", "content": "refund please"}], "forwardedProps": {"aguic": {"workflowId": "refund"}}}`,
+	`{"threadId": "c2", "protocolVersion": null, "messages": [{"id": "m1", "role": "user", "content": "x"}], "state": {"user": "ada"}, "forwardedProps": {"workflowId": "counter"}}`,
+	`{"threadId": "c3", "protocolVersion": "", "messages": [], "forwardedProps": {"workflowId": "counter"}}`,
+	`{"threadId": "t5", "protocolVersion": "2.1", "messages": [{"id": "m1", "role": "user", "content": "x"}], "forwardedProps": {"workflowId": "echo"}}`,
+	`{"threadId": "t6", "protocolVersion": "latest", "messages": [{"id": "m1", "role": "user", "content": "x"}], "forwardedProps": {"workflowId": "echo"}}`,
+	`{"threadId": "t7", "protocolVersion": 1, "messages": [], "forwardedProps": {"workflowId": "echo"}}`,
 	// For the thread routes, which take the thread from the URL.
 	`{"messages": [{"id": "m9", "role": "user", "content": "x"}]}`,
 	`{"messages": [], "forwardedProps": {"aguic": {"workflowId": "counter"}}}`,
@@ -237,7 +245,7 @@ func FuzzRunInput(f *testing.F) {
 		rec := fuzzPost(h, path, "text/event-stream", body)
 		switch {
 		case rec.Code == http.StatusOK:
-			checkRunStream(t, rec)
+			checkDialect(t, body, checkRunStream(t, rec))
 		case rec.Code >= 400 && rec.Code < 500:
 			checkProblem(t, rec)
 		default:
@@ -273,6 +281,41 @@ func checkRunStream(t *testing.T, rec *httptest.ResponseRecorder) []map[string]a
 		t.Fatalf("RUN_STARTED %v/%v, RUN_FINISHED %v/%v", first["threadId"], first["runId"], last["threadId"], last["runId"])
 	}
 	return evs
+}
+
+// checkDialect checks the events of a run request's stream are in the
+// dialect its protocolVersion asks for: AG-UI 1.0 says so in RUN_STARTED;
+// a client before 1.0 is sent nothing its schemas refuse (no subagent
+// events or ids, no outcome but success and interrupt, and success without
+// pendingToolCallIds). A body that does not decode here is left alone.
+func checkDialect(t *testing.T, body []byte, evs []map[string]any) {
+	t.Helper()
+	var in struct {
+		ProtocolVersion *string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(body, &in) != nil {
+		return
+	}
+	version := ""
+	if in.ProtocolVersion != nil {
+		version = *in.ProtocolVersion
+	}
+	if agui.DialectOf(version) == agui.V1 {
+		if evs[0]["type"] == "RUN_STARTED" && evs[0]["protocolVersion"] != agui.ProtocolVersion {
+			t.Fatalf("protocolVersion %q: RUN_STARTED %v", version, evs[0])
+		}
+		return
+	}
+	for _, ev := range evs {
+		typ, _ := ev["type"].(string)
+		o, _ := ev["outcome"].(map[string]any)
+		switch {
+		case ev["protocolVersion"] != nil, ev["subagentRunId"] != nil, strings.HasPrefix(typ, "SUBAGENT_"),
+			o != nil && o["type"] != "success" && o["type"] != "interrupt",
+			o != nil && o["type"] == "success" && len(o) != 1:
+			t.Fatalf("protocolVersion %q: a client before 1.0 is sent %v", version, ev)
+		}
+	}
 }
 
 // checkStream checks a 200 answer is an AG-UI event stream, LF-framed, of

@@ -338,13 +338,14 @@ func (b *bencher) turnAt(ctx context.Context, c *benchConversation, u string) tu
 		msgs = append(c.history, msg)
 	}
 	body, err := json.Marshal(map[string]any{
-		"threadId":       c.thread,
-		"runId":          fmt.Sprintf("%s-run-%d", c.thread, c.turns),
-		"messages":       msgs,
-		"state":          map[string]any{},
-		"tools":          []any{},
-		"context":        []any{},
-		"forwardedProps": map[string]any{},
+		"threadId":        c.thread,
+		"runId":           fmt.Sprintf("%s-run-%d", c.thread, c.turns),
+		"protocolVersion": agui.ProtocolVersion,
+		"messages":        msgs,
+		"state":           map[string]any{},
+		"tools":           []any{},
+		"context":         []any{},
+		"forwardedProps":  map[string]any{},
 	})
 	if err != nil {
 		return turnResult{kind: "request", detail: err.Error()}

@@ -29,7 +29,7 @@ func TestShutdownCancelsRunsWithTheirTerminalEvent(t *testing.T) {
 		basePath: "/agui", deadline: -1, grace: 200 * time.Millisecond,
 	})
 
-	resp, err := http.Post(srv.url+"/agui/workflows/slow", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`))
+	resp, err := http.Post(srv.url+"/agui/workflows/slow", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestSecondSignalEndsServe(t *testing.T) {
 		t.Fatalf("no URL in the logs:\n%s", logs.text())
 	}
 
-	resp, err := http.Post(m[1]+"/workflows/slow", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`))
+	resp, err := http.Post(m[1]+"/workflows/slow", "application/json", strings.NewReader(`{"threadId": "t1", "runId": "r1", "protocolVersion": "1.0", "messages": [{"id": "m1", "role": "user", "content": "hello"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,20 +56,7 @@ func TestV0Golden(t *testing.T) {
 				checkWire(t, out, b)
 				got = append(b, '\n')
 			}
-			path := filepath.Join(v0Dir, c.name+".json")
-			if golden.Update() {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs (go test -update to accept):\n got %s\nwant %s", path, got, want)
-			}
+			golden.Check(t, filepath.Join(v0Dir, c.name+".json"), got)
 		})
 	}
 	files, err := filepath.Glob(filepath.Join(v0Dir, "*.json"))

@@ -1,6 +1,7 @@
 // Package agui holds the AG-UI 1.0 wire: its message types, the events
-// aguic sends (mapped from the interpreter's in one place), their SSE
-// framing, and the mapping from an AG-UI request to a workflow's $agent.
+// aguic sends (mapped from the interpreter's in one place), their shapes
+// for the clients before 1.0, their SSE framing, and the mapping from an
+// AG-UI request to a workflow's $agent.
 // Package server serves workflows with it.
 //
 // What goes in: the messages, state, context and tools of a RunAgentInput
@@ -11,7 +12,9 @@
 // and conversation workflows; a Reducer folds a run's events into AG-UI
 // messages and state the way a client does (live) or the way a history
 // replay does; FromVM maps each semantic event to the AG-UI event the
-// server sends, which an SSEWriter frames.
+// server sends, which an SSEWriter frames. A Dialect says how a stream
+// sends its events: as AG-UI 1.0, or as the clients before 1.0 take them
+// (Translate); Encode writes an event in each at once.
 //
 // What stays true: Message and its parts marshal back to the JSON they
 // were read from, unknown keys and exact numbers included (known fields in

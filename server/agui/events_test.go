@@ -179,21 +179,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkWire(t, c.e, got)
-			path := filepath.Join(goldenDir, c.name+".json")
-			got = append(got, '\n')
-			if golden.Update() {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs (go test -update to accept):\n got %s\nwant %s", path, got, want)
-			}
+			golden.Check(t, filepath.Join(goldenDir, c.name+".json"), append(got, '\n'))
 		})
 	}
 	for _, typ := range eventTypes() {
