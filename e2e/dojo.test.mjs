@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
-import { root, here, startServe, waitFor } from "./lib.mjs";
+import { root, here, startServe, waitFor, warnings } from "./lib.mjs";
 import { startDojo } from "./dojo/server.mjs";
 
 const app = path.join(here, "dojo");
@@ -62,8 +62,8 @@ function build(dir) {
 
 // journey is one of the dojo's journeys: run goes through it on the page
 // of feature, in a browser context of its own, with chat, the page's chat.
-// The journey fails on any problem the page reports, and says what the
-// page showed.
+// The journey fails on any problem the page reports and on any warning of
+// the runtime (which runs in this process), and says what the page showed.
 function journey(name, feature, run) {
   test(name, { timeout: 180_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
@@ -75,6 +75,7 @@ function journey(name, feature, run) {
       await run(page, chat);
       await chat.idle();
       assert.deepEqual(problems, [], "the page reported problems");
+      assert.deepEqual(warnings, [], "the runtime warned");
     } catch (err) {
       err.message += `\n${await shown(page)}${problems.length ? `\nproblems:\n  ${problems.join("\n  ")}` : ""}`;
       throw err;
@@ -103,10 +104,10 @@ function watch(page) {
 async function shown(page) {
   try {
     return await page.evaluate(() => {
-      const texts = (id) => [...document.querySelectorAll(`[data-testid="${id}"]`)].map((e) => JSON.stringify(e.textContent.trim().slice(0, 300)));
+      const of = (id) => [...document.querySelectorAll(`[data-testid="${id}"]`)].map((e) => JSON.stringify(e.textContent.trim().slice(0, 300)));
       const running = document.querySelector("[data-copilot-running]")?.getAttribute("data-copilot-running");
-      return `the page showed: user messages ${texts("copilot-user-message").join(", ") || "none"}; ` +
-        `assistant messages ${texts("copilot-assistant-message").join(", ") || "none"}; running=${running}`;
+      return `the page showed: user messages ${of("copilot-user-message").join(", ") || "none"}; ` +
+        `assistant messages ${of("copilot-assistant-message").join(", ") || "none"}; running=${running}`;
     });
   } catch (err) {
     return `the page could not be read: ${err.message}`;
@@ -174,7 +175,7 @@ class Chat {
       { what: "the runs to end", timeout: 60_000 });
   }
 
-  // lastAssistant waits for an assistant message that matches re and
+  // assistantMatching waits for an assistant message that matches re and
   // returns its text.
   async assistantMatching(re) {
     return waitFor(async () => {
@@ -250,16 +251,21 @@ journey("agentic_chat: a weather question shows the weather tool's call as a car
   await chat.assistantMatching(/weather there/);
 });
 
-journey("agentic_chat_reasoning: the reasoning shows before the answer, and the picked model goes with the run", "agentic_chat_reasoning", async (page, chat) => {
+journey("agentic_chat_reasoning: the reasoning model is picked in a menu, and the pick goes with the run", "agentic_chat_reasoning", async (page, chat) => {
   const menu = page.getByRole("button", { name: /OpenAI|Anthropic|Gemini/ });
   assert.match(await menu.innerText(), /OpenAI/);
   await menu.click();
   await page.getByRole("menuitem", { name: "Anthropic" }).click();
   assert.match(await menu.innerText(), /Anthropic/);
+  await chat.ask("Hello");
+  assert.deepEqual(chat.lastRunState, { model: "Anthropic" });
+});
+
+journey("agentic_chat_reasoning: the reasoning shows before the answer", "agentic_chat_reasoning", async (page, chat) => {
+  await chat.welcome();
   await chat.ask("What is the best car to buy?");
   await page.getByText(/Thought for/i).first().waitFor();
   assert.match(await chat.assistantMessages.last().innerText(), /Toyota|Honda|Mazda|recommendations/i);
-  assert.deepEqual(chat.lastRunState, { model: "Anthropic" });
 });
 
 // ---------------------------------------------------------------------
