@@ -1,27 +1,15 @@
 // Agentic chat: the agent may change the page's background (a frontend
 // tool the page runs) and look up the weather (a backend tool whose calls
 // the page draws). The page also tells the agent the user's name.
-import { useState } from "react";
-import { useAgentContext, useConfigureSuggestions, useFrontendTool, useRenderTool } from "@copilotkit/react-core/v2";
+import { useAgentContext, useRenderTool } from "@copilotkit/react-core/v2";
 import { z } from "zod";
+import { useBackground } from "../background.js";
 import { CenteredChat, parseResult } from "../layout.jsx";
 
 export default function AgenticChat() {
-  const [background, setBackground] = useState();
+  const background = useBackground("agentic_chat");
 
   useAgentContext({ description: "Name of the user", value: "Bob" });
-
-  useFrontendTool({
-    name: "change_background",
-    description: "Sets the chat's background to any CSS background value: a color, or a linear or radial gradient.",
-    parameters: z.object({
-      background: z.string().describe("The CSS background; gradients look best. Use only when the user asks."),
-    }),
-    handler: async ({ background }) => {
-      setBackground(background);
-      return { status: "success", message: `The background is now ${background}` };
-    },
-  });
 
   useRenderTool({
     name: "get_weather",
@@ -39,14 +27,6 @@ export default function AgenticChat() {
         </div>
       );
     },
-  });
-
-  useConfigureSuggestions({
-    suggestions: [
-      { title: "Change background", message: "Change the background to something new." },
-      { title: "Generate sonnet", message: "Write a short sonnet about AI." },
-    ],
-    available: "always",
   });
 
   return (

@@ -3,34 +3,16 @@
 // ({model}). The agent may change the page's background, as in the
 // agentic chat.
 import { useState } from "react";
-import { useAgent, UseAgentUpdate, useConfigureSuggestions, useFrontendTool } from "@copilotkit/react-core/v2";
-import { z } from "zod";
+import { useAgent, UseAgentUpdate } from "@copilotkit/react-core/v2";
+import { useBackground } from "../background.js";
 import { CenteredChat } from "../layout.jsx";
 
 const models = ["OpenAI", "Anthropic", "Gemini"];
 
 export default function AgenticChatReasoning() {
-  const [background, setBackground] = useState();
+  const background = useBackground("agentic_chat_reasoning");
   const { agent } = useAgent({ agentId: "agentic_chat_reasoning", updates: [UseAgentUpdate.OnStateChanged] });
   const model = agent.state?.model || models[0];
-
-  useConfigureSuggestions({
-    suggestions: [
-      { title: "Change background", message: "Change the background to something new." },
-      { title: "Generate sonnet", message: "Write a short sonnet about AI." },
-    ],
-    available: "always",
-  });
-
-  useFrontendTool({
-    agentId: "agentic_chat_reasoning",
-    name: "change_background",
-    description: "Sets the chat's background to any CSS background value: a color, or a linear or radial gradient.",
-    parameters: z.object({ background: z.string().describe("The CSS background; gradients look best.") }),
-    handler: async ({ background }) => {
-      setBackground(background);
-    },
-  });
 
   return (
     <div className="page-column" style={{ background }}>
