@@ -1,10 +1,10 @@
 // The clients before AG-UI 1.0: @ag-ui/client 0.0.57 (CopilotKit 1.61,
 // the AG-UI dojo) and 0.0.59 (CopilotKit 1.74). They send no
 // protocolVersion, and check every event against their own schemas. Each
-// runs the examples of workflows/ (and e2e/workflows' slow one, to be
-// cancelled): every raw frame is checked against that client's schemas,
-// the client itself must end every run without an error, and no client
-// warning may be printed.
+// runs the examples of workflows/, one of the AG-UI dojo's pages among
+// them (and e2e/workflows' slow one, to be cancelled): every raw frame is
+// checked against that client's schemas, the client itself must end every
+// run without an error, and no client warning may be printed.
 
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -194,6 +194,31 @@ for (const client of clients) {
     // The thread's log holds those snapshots: its replay alone rebuilds
     // the state.
     assert.deepEqual(stateOf(await replay(examples.base, agent.threadId), {}), agent.state);
+    assert.deepEqual(warnings, []);
+  });
+
+  test(`${name}: predictive_state_updates.wf, the dojo's page: the document streams, then the client confirms the pending call`, async () => {
+    const agent = agentFor(client, examples.base, "predictive_state_updates");
+    const write = async (content) => {
+      const { seen } = await send(agent, content);
+      assert.deepEqual(finishedOf(seen).outcome, { type: "success" });
+      assert.ok(seen.some((e) => e.type === "CUSTOM" && e.name === "PredictState"), seen.map((e) => e.type).join(" "));
+      const confirm = seen.find((e) => e.type === "TOOL_CALL_START" && e.toolCallName === "confirm_changes");
+      assert.ok(confirm, seen.map((e) => e.type).join(" "));
+      return confirm.toolCallId;
+    };
+    const answer = (toolCallId, value) => {
+      agent.addMessage({ id: newID("msg"), role: "tool", toolCallId, content: JSON.stringify(value) });
+      return agentRun(agent);
+    };
+
+    await answer(await write("Write a story"), { accepted: true });
+    const first = agent.state.document;
+    assert.match(first, /^Once upon a time/);
+    assert.equal(lastText(agent), "Ok! The document is updated.");
+    await answer(await write("Update the story"), { accepted: false });
+    assert.equal(agent.state.document, first);
+    assert.equal(lastText(agent), "All right, I kept the document as it was.");
     assert.deepEqual(warnings, []);
   });
 

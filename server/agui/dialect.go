@@ -79,9 +79,9 @@ func (d Dialect) translate(e Event) (out Event, send, changed bool) {
 		}
 	}
 	if a, ok := e.(interface{ unattributed() (Event, bool) }); ok {
-		var named bool
-		e, named = a.unattributed()
-		changed = changed || named
+		if out, named := a.unattributed(); named {
+			e, changed = out, true
+		}
 	}
 	return e, true, changed
 }

@@ -89,102 +89,158 @@ func (x SubagentFinishedEvent) with(f func(*Base)) Event        { f(&x.Base); re
 func (x SubagentErrorEvent) with(f func(*Base)) Event           { f(&x.Base); return x }
 
 // The events a called workflow's run may be named on (an optional
-// subagentRunId), without that name.
+// subagentRunId): the event without that name, and false when it has none.
 
 func (x StepStartedEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x StepFinishedEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x TextMessageStartEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x TextMessageContentEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x TextMessageEndEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ToolCallStartEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ToolCallArgsEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ToolCallEndEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ToolCallResultEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x StateSnapshotEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x StateDeltaEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ActivitySnapshotEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ActivityDeltaEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x CustomEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ReasoningStartEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ReasoningMessageStartEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ReasoningMessageContentEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ReasoningMessageEndEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
+
 func (x ReasoningEndEvent) unattributed() (Event, bool) {
-	id := x.SubagentRunID
+	if x.SubagentRunID == "" {
+		return nil, false
+	}
 	x.SubagentRunID = ""
-	return x, id != ""
+	return x, true
 }
 
 // The encoders, field by field as the tags say.

@@ -185,10 +185,10 @@ func genEncoders(wts []wireType) ([]byte, error) {
 		}
 		b.WriteByte('\n')
 	}
-	b.WriteString("// The events a called workflow's run may be named on (an optional\n// subagentRunId), without that name.\n\n")
+	b.WriteString("// The events a called workflow's run may be named on (an optional\n// subagentRunId): the event without that name, and false when it has none.\n\n")
 	for _, wt := range wts {
 		if wt.event && wt.attributed() {
-			fmt.Fprintf(&b, "func (x %s) unattributed() (Event, bool) { id := x.SubagentRunID; x.SubagentRunID = \"\"; return x, id != \"\" }\n", wt.name)
+			fmt.Fprintf(&b, "func (x %s) unattributed() (Event, bool) { if x.SubagentRunID == \"\" { return nil, false }; x.SubagentRunID = \"\"; return x, true }\n\n", wt.name)
 		}
 	}
 	b.WriteString("\n// The encoders, field by field as the tags say.\n")
