@@ -27,10 +27,11 @@ postgres:
 	fi
 
 ## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests;
-## and of e2e/copilotkit/, the CopilotKit example app
+## and of the CopilotKit apps: e2e/copilotkit/, the example app, and e2e/dojo/, the dojo's pages
 deps:
 	cd e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd e2e/copilotkit && npm ci --no-audit --no-fund --loglevel=error
+	cd e2e/dojo && npm ci --no-audit --no-fund --loglevel=error
 
 ## chromium: the browser of the studio's tests (e2e/studio.test.mjs): nothing when /usr/bin/chromium
 ## exists (or CHROMIUM names another binary), else Debian's package, with apt-get (as root, or with sudo)
