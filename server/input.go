@@ -18,7 +18,7 @@ type RunAgentInput struct {
 	ThreadID        string         `json:"threadId" minLength:"1" doc:"The thread: the conversation of a conversation workflow, a label for a stateless one. At most 256 bytes."`
 	RunID           string         `json:"runId,omitempty" nullable:"true" doc:"The run's id, new on its thread; the server makes one when it is empty. At most 256 bytes."`
 	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true" doc:"The run this one follows, echoed in RUN_STARTED. At most 256 bytes."`
-	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
+	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true" doc:"The AG-UI version of the answer: 1.0 (what clients of AG-UI 1.0 send) or later gets AG-UI 1.0; none, as the clients before 1.0 send, or a version before 1.0 gets the shapes those clients accept."`
 	Messages        []Message      `json:"messages,omitempty" doc:"The whole history for a stateless workflow; only the new turn for a conversation."`
 	State           any            `json:"state,omitempty" doc:"The client's state, $agent.state."`
 	Tools           []Tool         `json:"tools,omitempty" doc:"The client's frontend tools, $agent.tools."`

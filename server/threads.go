@@ -72,7 +72,7 @@ type ThreadRunInput struct {
 	ThreadID        string         `json:"threadId,omitempty" doc:"The thread; when given it must be the one of the URL."`
 	RunID           string         `json:"runId,omitempty" nullable:"true"`
 	ParentRunID     string         `json:"parentRunId,omitempty" nullable:"true"`
-	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true"`
+	ProtocolVersion string         `json:"protocolVersion,omitempty" nullable:"true" doc:"The AG-UI version of the answer: 1.0 (what clients of AG-UI 1.0 send) or later gets AG-UI 1.0; none, as the clients before 1.0 send, or a version before 1.0 gets the shapes those clients accept."`
 	Messages        []Message      `json:"messages,omitempty"`
 	State           any            `json:"state,omitempty"`
 	Tools           []Tool         `json:"tools,omitempty"`
