@@ -102,7 +102,8 @@ type crashTurn struct {
 	// the run before it died.
 	mayHaveRun bool
 	// taken: after such an attempt, the turn's message was found in the
-	// history once the thread stopped running, so it was not sent again:
+	// history once the thread stopped running, or a server answered that
+	// the thread already has the turn's run, so it was not sent again:
 	// the server took it without a RUN_STARTED reaching the client. It
 	// must then be in the history once, as an acknowledged turn.
 	taken bool
@@ -257,6 +258,14 @@ func (c *crashCampaign) attempt(ctx context.Context, th *crashThread, tr *crashT
 	case http.StatusOK:
 	case http.StatusConflict, http.StatusServiceUnavailable:
 		detail, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode == http.StatusConflict && bytes.Contains(detail, []byte("already has a run")) {
+			// A cut attempt reached a server, which took the turn before
+			// it died: its run exists, and will run (or ran) to its end
+			// where a replica resumes it. Sending it again cannot help.
+			tr.taken = true
+			c.record(tr, gen, "taken", "not sent again: the server answered that the thread already has the turn's run")
+			return true, false
+		}
 		c.record(tr, gen, "busy", fmt.Sprintf("%d %s", resp.StatusCode, crashDetail(detail)))
 		c.pause(ctx, th, resp.Header.Get("Retry-After"))
 		return false, false
