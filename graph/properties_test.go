@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/graph"
@@ -235,7 +236,28 @@ func layoutErrors(l *graph.Layout) []error {
 		}
 		if e.Label != vm.EdgeNext {
 			inside("the label of edge "+e.From+" → "+e.To, e.LabelX, e.LabelY)
+			w, h := float64(utf8.RuneCountInString(e.Label))*graph.CharWidth+6, float64(graph.LineHeight+6)
+			label := box(e.LabelX-w/2, e.LabelY-h/2, w, h)
+			for _, n := range l.Nodes {
+				if overlap(label, box(n.X, n.Y, n.Width, n.Height)) {
+					fail("the label of edge %s → %s covers node %s", e.From, e.To, n.ID)
+				}
+			}
 		}
+	}
+	var labels []rect
+	for _, e := range l.Edges {
+		if e.Label == vm.EdgeNext {
+			continue
+		}
+		w, h := float64(utf8.RuneCountInString(e.Label))*graph.CharWidth+6, float64(graph.LineHeight+6)
+		r := box(e.LabelX-w/2, e.LabelY-h/2, w, h)
+		for _, o := range labels {
+			if overlap(r, o) {
+				fail("the label of edge %s → %s covers another label", e.From, e.To)
+			}
+		}
+		labels = append(labels, r)
 	}
 	groups := map[string]graph.Group{}
 	for _, g := range l.Groups {
@@ -478,6 +500,14 @@ func TestMisdrawn(t *testing.T) {
 		{"overlap", func(l *graph.Layout) { l.Nodes[2].Y = l.Nodes[1].Y }, "overlap"},
 		{"outside", func(l *graph.Layout) { l.Width = 10 }, "outside"},
 		{"off the border", func(l *graph.Layout) { l.Edges[0].Points[0][1] += 5 }, "off the border"},
+		{"label on a node", func(l *graph.Layout) {
+			l.Edges[0].Label, l.Edges[0].LabelX, l.Edges[0].LabelY = "x", l.Nodes[1].X+5, l.Nodes[1].Y+5
+		}, "covers node"},
+		{"label on a label", func(l *graph.Layout) {
+			for i := range 2 {
+				l.Edges[i].Label, l.Edges[i].LabelX, l.Edges[i].LabelY = "x", 1, 1
+			}
+		}, "covers another label"},
 		{"out of its group", func(l *graph.Layout) { l.Groups[0].Height = 10 }, "not inside its group"},
 		{"into a group", func(l *graph.Layout) { l.Nodes[5].Y = l.Nodes[3].Y; l.Nodes[5].X = l.Groups[0].X - 5 }, "overlaps group"},
 	}

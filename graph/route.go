@@ -232,14 +232,16 @@ func collinear(a, b, c point) bool {
 }
 
 // placeLabels returns the centre of each edge's label ({0, 0} for a next
-// edge): on its lane when the edge has one for it, right of a self-loop,
+// edge): on its lane when the edge has one for it, right of a self-loop
+// (the labels of a vertex's self-loops side by side),
 // else on the edge in the middle of the strip between the layers it joins
 // that no group border or label takes, labels that would overlap there
 // pushed apart.
 func (l *layering) placeLabels(shapes []shape, paths [][]point) []point {
 	m := l.m
 	labels := make([]point, len(m.edges))
-	strips := make([][]int, len(l.layers)) // per layer, the edges whose labels go in the strip below it
+	strips := make([][]int, len(l.layers))    // per layer, the edges whose labels go in the strip below it
+	loops := make([]float64, len(m.vertices)) // per vertex, the width its self-loops' labels take so far
 	for i, e := range m.edges {
 		if e.label == vm.EdgeNext {
 			continue
@@ -247,7 +249,9 @@ func (l *layering) placeLabels(shapes []shape, paths [][]point) []point {
 		switch chain := l.chains[i]; {
 		case l.self[i]:
 			s := shapes[e.from]
-			labels[i] = point{s.cx + s.w/2 + loopReach + laneGap/2 + labelWidth(e.label)/2, s.cy}
+			w := labelWidth(e.label)
+			labels[i] = point{s.cx + s.w/2 + loopReach + laneGap/2 + loops[e.from] + w/2, s.cy}
+			loops[e.from] += w + labelPad
 		case len(chain) > 2 && l.boxes[chain[1]].label:
 			b := l.boxes[chain[1]]
 			labels[i] = point{b.x, l.rowTop[b.layer] + nodeHeight/2}
