@@ -110,13 +110,17 @@ func (l *layering) route(groups []rect) {
 			}
 			paths[i] = simplify(append(path, q))
 		default:
+			// A circle's ends are above the bottom of its layer and below
+			// the top: they go straight down or up out of the layer first.
 			chain := l.chains[i]
-			path := []point{ends[i][0]}
+			from, to := l.boxes[e.from], l.boxes[e.to]
+			path := []point{ends[i][0], {ends[i][0][0], l.rowTop[from.layer] + nodeHeight}}
 			for _, c := range chain[1 : len(chain)-1] {
 				b := l.boxes[c]
 				path = append(path, point{b.x, l.rowTop[b.layer]}, point{b.x, l.rowTop[b.layer] + nodeHeight})
 			}
-			paths[i] = simplify(append(path, ends[i][1]))
+			path = append(path, point{ends[i][1][0], l.rowTop[to.layer]}, ends[i][1])
+			paths[i] = simplify(path)
 		}
 	}
 	labels := l.placeLabels(shapes, paths)
