@@ -30,9 +30,12 @@
 // that leaves a group goes to a layer below the whole group; the vertices
 // of each layer are ordered by barycentre sweeps that keep every group's
 // vertices side by side; x coordinates keep group boxes apart in every
-// layer and pull each vertex towards the vertices it is joined to; long
-// edges run through lanes, one point pair per layer they cross. The same
-// workflow always gives the same layout.
+// layer and pull each vertex towards the vertices it is joined to, chains
+// of vertices and the lanes of long edges in one line where there is room;
+// long edges run through lanes, one point pair per layer they cross, and
+// a label sits on its edge's first lane or, for an edge between adjacent
+// layers, on the edge between them, pushed aside from the labels it would
+// cover. The same workflow always gives the same layout.
 //
 // # The layout
 //
@@ -74,6 +77,6 @@
 // decision's pointed ends reach DecisionInset (14px) further on each side.
 // A start or end circle is 44px across. Edge labels are drawn in the same
 // font on a background 3px wider than the text on each side and 22px
-// high; group labels sit 10px in from the group's left side, in the 20px
-// band below its top border.
+// high; a group's label starts 10px in from its left side, its middle
+// 15px below its top border.
 package graph

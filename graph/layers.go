@@ -1,5 +1,7 @@
 package graph
 
+import "slices"
+
 // The first phases of the layout: the cycles broken, a layer for every
 // vertex, and the long edges cut into lanes, one per layer they cross.
 
@@ -136,8 +138,9 @@ func (l *layering) breakCycles() {
 }
 
 // assignLayers gives every vertex the length of the longest path to it
-// from the start vertex, back edges reversed; a vertex the start vertex
-// does not reach sits just above the nearest vertex it leads to.
+// from the start vertex, back edges reversed, and a layer below every
+// group it is entered from (see below); a vertex the start vertex does
+// not reach sits just above the nearest vertex it leads to.
 func (l *layering) assignLayers() []int {
 	m := l.m
 	n := len(m.vertices)
@@ -183,24 +186,13 @@ func (l *layering) assignLayers() []int {
 	// statement after a try are drawn under the whole block.
 	floor := make([]int, n)
 	var layer []int
-	for range n + 1 {
-		layer = make([]int, n)
-		copy(layer, floor)
-		for _, v := range topo {
-			for _, s := range succ[v] {
-				layer[s] = max(layer[s], layer[v]+1)
-			}
-		}
-		for i := len(topo) - 1; i >= 0; i-- {
-			v := topo[i]
-			if l.reached[v] || len(succ[v]) == 0 {
-				continue
-			}
-			lowest := layer[succ[v][0]]
-			for _, s := range succ[v] {
-				lowest = min(lowest, layer[s])
-			}
-			layer[v] = lowest - 1
+	for pass := 0; ; pass++ {
+		layer = l.longest(topo, succ, floor)
+		if pass > len(m.groups)+1 || slices.Max(append(layer, 0)) > 2*n {
+			// Groups that the edges enter and leave in a cycle, which no
+			// compiled workflow has: lay them out without the rule.
+			layer = l.longest(topo, succ, make([]int, n))
+			break
 		}
 		_, hi := l.ranges(layer)
 		raised := false
@@ -225,6 +217,30 @@ func (l *layering) assignLayers() []int {
 	}
 	for v := range layer {
 		layer[v] -= lowest
+	}
+	return layer
+}
+
+// longest gives each vertex the length of the longest path to it, at
+// least its floor; a vertex the start vertex does not reach sits just
+// above the nearest vertex it leads to.
+func (l *layering) longest(topo []int, succ [][]int, floor []int) []int {
+	layer := slices.Clone(floor)
+	for _, v := range topo {
+		for _, s := range succ[v] {
+			layer[s] = max(layer[s], layer[v]+1)
+		}
+	}
+	for i := len(topo) - 1; i >= 0; i-- {
+		v := topo[i]
+		if l.reached[v] || len(succ[v]) == 0 {
+			continue
+		}
+		lowest := layer[succ[v][0]]
+		for _, s := range succ[v] {
+			lowest = min(lowest, layer[s])
+		}
+		layer[v] = lowest - 1
 	}
 	return layer
 }
@@ -279,7 +295,7 @@ func (l *layering) cutEdges(layer []int) {
 			for k := a - 1; k > b; k-- {
 				chain = append(chain, lane(laneBox, k, l.laneGroup(e, k, true), -1))
 			}
-			chain = append(chain, lane(portBox, b, m.common(e.from, e.to), e.to))
+			chain = append(chain, lane(portBox, b, l.portGroup(e, layer), e.to))
 		} else {
 			for k := a + 1; k < b; k++ {
 				chain = append(chain, lane(laneBox, k, l.laneGroup(e, k, false), -1))
@@ -334,6 +350,29 @@ func (l *layering) cutEdges(layer []int) {
 		}
 		l.gchain[i] = chain
 	}
+}
+
+// portGroup is the group of the port where back edge e turns into the
+// vertex it enters: the innermost group holding both ends, so an edge
+// into the first node of a loop or a step from outside enters its box
+// from the side; or, when another vertex of the group just inside that
+// one shares the layer (and would stand between), the vertex's own group.
+func (l *layering) portGroup(e edge, layer []int) int {
+	m := l.m
+	g := m.common(e.from, e.to)
+	inner := m.vertices[e.to].group
+	if inner == g {
+		return g
+	}
+	for inner >= 0 && m.groups[inner].parent != g {
+		inner = m.groups[inner].parent
+	}
+	for w := range m.vertices {
+		if w != e.to && layer[w] == layer[e.to] && m.inGroup(w, inner) {
+			return m.vertices[e.to].group
+		}
+	}
+	return g
 }
 
 // laneGroup is the group a lane of edge e in layer k belongs to: the

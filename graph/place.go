@@ -30,6 +30,7 @@ func (l *layering) place() {
 	for g := range l.m.groups {
 		l.measure(g)
 	}
+	cols := l.columns()
 	for round := range balanceRounds {
 		for j := range l.layers {
 			k := j
@@ -47,7 +48,7 @@ func (l *layering) place() {
 				}
 			}
 		}
-		l.straighten()
+		l.straighten(cols)
 	}
 }
 
@@ -74,42 +75,94 @@ func (l *layering) move(i int, x float64) bool {
 	return math.Abs(l.boxes[i].x-x) < epsilon
 }
 
-// straighten puts the lanes of each long edge in one line where there is
-// room: a back edge's as close to its vertices as it may, a forward
-// edge's halfway between its ends or as close to that as it may.
-func (l *layering) straighten() {
-	for i, chain := range l.chains {
-		if len(chain) < 4 {
-			continue
+// columns are the runs of boxes that should stand in one line: each box
+// joined to exactly one box below it, which is joined to no other above,
+// top to bottom. A chain of statements is one, and so are the lanes of a
+// long edge.
+func (l *layering) columns() [][]int {
+	var cols [][]int
+	for i := range l.boxes {
+		if len(l.up[i]) == 1 && len(l.down[l.up[i][0]]) == 1 {
+			continue // not the top of a column
 		}
-		run := chain[1 : len(chain)-1]
-		lo, hi := -unbounded, unbounded
-		for _, c := range run {
-			a, b := l.bounds(c)
-			lo, hi = max(lo, a), min(hi, b)
+		col := []int{i}
+		for j := i; len(l.down[j]) == 1 && len(l.up[l.down[j][0]]) == 1; {
+			j = l.down[j][0]
+			col = append(col, j)
 		}
-		if lo > hi {
-			continue
-		}
-		want := lo
-		if !l.back[i] {
-			want = (l.boxes[chain[0]].x + l.boxes[chain[len(chain)-1]].x) / 2
-		}
-		x := min(max(want, lo), hi)
-		was := make([]float64, len(run))
-		for j, c := range run {
-			was[j] = l.boxes[c].x
-		}
-		for j, c := range run {
-			if !l.move(c, x) {
-				// Moving one lane took the room of another: put them back.
-				for k := j; k >= 0; k-- {
-					l.move(run[k], was[k])
-				}
-				break
-			}
+		if len(col) > 1 {
+			cols = append(cols, col)
 		}
 	}
+	return cols
+}
+
+// straighten puts each column in one line where there is room for it, or
+// else each run of lanes in it: at the mean of the boxes joined to its
+// ends, or as close to that as it may; a back edge's lanes as close to its
+// vertices as they may.
+func (l *layering) straighten(cols [][]int) {
+	for _, col := range cols {
+		if l.align(col) {
+			continue
+		}
+		for j := 0; j < len(col); {
+			k := j
+			for k < len(col) && l.boxes[col[k]].kind != realBox {
+				k++
+			}
+			if k-j > 1 {
+				l.align(col[j:k])
+			}
+			j = k + 1
+		}
+	}
+}
+
+// align puts the boxes of run, a part of a column, in one line, and
+// reports whether there was room for it.
+func (l *layering) align(run []int) bool {
+	lo, hi := -unbounded, unbounded
+	back := false
+	for _, c := range run {
+		a, b := l.bounds(c)
+		lo, hi = max(lo, a), min(hi, b)
+		back = back || l.boxes[c].kind == portBox
+	}
+	if lo > hi {
+		return false
+	}
+	want := lo
+	if !back {
+		sum, n := 0.0, 0
+		for _, o := range l.up[run[0]] {
+			sum, n = sum+l.boxes[o].x, n+1
+		}
+		for _, o := range l.down[run[len(run)-1]] {
+			sum, n = sum+l.boxes[o].x, n+1
+		}
+		if n == 0 {
+			for _, c := range run {
+				sum, n = sum+l.boxes[c].x, n+1
+			}
+		}
+		want = sum / float64(n)
+	}
+	x := min(max(want, lo), hi)
+	was := make([]float64, len(run))
+	for j, c := range run {
+		was[j] = l.boxes[c].x
+	}
+	for j, c := range run {
+		if !l.move(c, x) {
+			// Moving one box took the room of another: put them back.
+			for k := j; k >= 0; k-- {
+				l.move(run[k], was[k])
+			}
+			return false
+		}
+	}
+	return true
 }
 
 // wanted is where box i would best be: the mean of the boxes it is joined

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/graph"
@@ -109,7 +110,7 @@ func TestCorpus(t *testing.T) {
 // nested groups without spans, cycles, self-loops, missing targets, edges
 // between any nodes.
 func TestRandomGraphs(t *testing.T) {
-	for seed := range uint64(200) {
+	for seed := range uint64(500) {
 		w := randomWorkflow(seed)
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
 			checkLayout(t, w)
@@ -233,9 +234,42 @@ func layoutErrors(l *graph.Layout) []error {
 		if last := e.Points[len(e.Points)-1]; !onBorder(nodes[e.To], last) {
 			fail("edge %s → %s ends at (%g, %g), off the border of %s", e.From, e.To, last[0], last[1], e.To)
 		}
+		for _, n := range l.Nodes {
+			if n.ID == e.From || n.ID == e.To {
+				continue
+			}
+			inner := box(n.X+tolerance, n.Y+tolerance, n.Width-2*tolerance, n.Height-2*tolerance)
+			for k := 1; k < len(e.Points); k++ {
+				if crosses(inner, e.Points[k-1], e.Points[k]) {
+					fail("edge %s → %s runs through node %s", e.From, e.To, n.ID)
+					break
+				}
+			}
+		}
 		if e.Label != vm.EdgeNext {
 			inside("the label of edge "+e.From+" → "+e.To, e.LabelX, e.LabelY)
+			w, h := float64(utf8.RuneCountInString(e.Label))*graph.CharWidth+6, float64(graph.LineHeight+6)
+			label := box(e.LabelX-w/2, e.LabelY-h/2, w, h)
+			for _, n := range l.Nodes {
+				if overlap(label, box(n.X, n.Y, n.Width, n.Height)) {
+					fail("the label of edge %s → %s covers node %s", e.From, e.To, n.ID)
+				}
+			}
 		}
+	}
+	var labels []rect
+	for _, e := range l.Edges {
+		if e.Label == vm.EdgeNext {
+			continue
+		}
+		w, h := float64(utf8.RuneCountInString(e.Label))*graph.CharWidth+6, float64(graph.LineHeight+6)
+		r := box(e.LabelX-w/2, e.LabelY-h/2, w, h)
+		for _, o := range labels {
+			if overlap(r, o) {
+				fail("the label of edge %s → %s covers another label", e.From, e.To)
+			}
+		}
+		labels = append(labels, r)
 	}
 	groups := map[string]graph.Group{}
 	for _, g := range l.Groups {
@@ -284,6 +318,31 @@ func box(x, y, w, h float64) rect { return rect{x, y, x + w, y + h} }
 // overlap reports whether two rectangles share more than a border.
 func overlap(a, b rect) bool {
 	return min(a.x1, b.x1)-max(a.x0, b.x0) > tolerance && min(a.y1, b.y1)-max(a.y0, b.y0) > tolerance
+}
+
+// crosses reports whether the segment from p to q passes through r
+// (Liang–Barsky clipping).
+func crosses(r rect, p, q [2]float64) bool {
+	t0, t1 := 0.0, 1.0
+	dx, dy := q[0]-p[0], q[1]-p[1]
+	for _, c := range [4][2]float64{{-dx, p[0] - r.x0}, {dx, r.x1 - p[0]}, {-dy, p[1] - r.y0}, {dy, r.y1 - p[1]}} {
+		if c[0] == 0 {
+			if c[1] < 0 {
+				return false
+			}
+			continue
+		}
+		t := c[1] / c[0]
+		if c[0] < 0 {
+			t0 = max(t0, t)
+		} else {
+			t1 = min(t1, t)
+		}
+		if t0 > t1 {
+			return false
+		}
+	}
+	return true
 }
 
 func contains(outer, inner rect) bool {
@@ -478,6 +537,17 @@ func TestMisdrawn(t *testing.T) {
 		{"overlap", func(l *graph.Layout) { l.Nodes[2].Y = l.Nodes[1].Y }, "overlap"},
 		{"outside", func(l *graph.Layout) { l.Width = 10 }, "outside"},
 		{"off the border", func(l *graph.Layout) { l.Edges[0].Points[0][1] += 5 }, "off the border"},
+		{"through a node", func(l *graph.Layout) {
+			l.Edges[0].Points = slices.Insert(l.Edges[0].Points, 1, [2]float64{l.Nodes[2].X + 5, l.Nodes[2].Y + 5})
+		}, "runs through node"},
+		{"label on a node", func(l *graph.Layout) {
+			l.Edges[0].Label, l.Edges[0].LabelX, l.Edges[0].LabelY = "x", l.Nodes[1].X+5, l.Nodes[1].Y+5
+		}, "covers node"},
+		{"label on a label", func(l *graph.Layout) {
+			for i := range 2 {
+				l.Edges[i].Label, l.Edges[i].LabelX, l.Edges[i].LabelY = "x", 1, 1
+			}
+		}, "covers another label"},
 		{"out of its group", func(l *graph.Layout) { l.Groups[0].Height = 10 }, "not inside its group"},
 		{"into a group", func(l *graph.Layout) { l.Nodes[5].Y = l.Nodes[3].Y; l.Nodes[5].X = l.Groups[0].X - 5 }, "overlaps group"},
 	}

@@ -110,13 +110,17 @@ func (l *layering) route(groups []rect) {
 			}
 			paths[i] = simplify(append(path, q))
 		default:
+			// A circle's ends are above the bottom of its layer and below
+			// the top: they go straight down or up out of the layer first.
 			chain := l.chains[i]
-			path := []point{ends[i][0]}
+			from, to := l.boxes[e.from], l.boxes[e.to]
+			path := []point{ends[i][0], {ends[i][0][0], l.rowTop[from.layer] + nodeHeight}}
 			for _, c := range chain[1 : len(chain)-1] {
 				b := l.boxes[c]
 				path = append(path, point{b.x, l.rowTop[b.layer]}, point{b.x, l.rowTop[b.layer] + nodeHeight})
 			}
-			paths[i] = simplify(append(path, ends[i][1]))
+			path = append(path, point{ends[i][1][0], l.rowTop[to.layer]}, ends[i][1])
+			paths[i] = simplify(path)
 		}
 	}
 	labels := l.placeLabels(shapes, paths)
@@ -232,14 +236,16 @@ func collinear(a, b, c point) bool {
 }
 
 // placeLabels returns the centre of each edge's label ({0, 0} for a next
-// edge): on its lane when the edge has one for it, right of a self-loop,
+// edge): on its lane when the edge has one for it, right of a self-loop
+// (the labels of a vertex's self-loops side by side),
 // else on the edge in the middle of the strip between the layers it joins
 // that no group border or label takes, labels that would overlap there
 // pushed apart.
 func (l *layering) placeLabels(shapes []shape, paths [][]point) []point {
 	m := l.m
 	labels := make([]point, len(m.edges))
-	strips := make([][]int, len(l.layers)) // per layer, the edges whose labels go in the strip below it
+	strips := make([][]int, len(l.layers))    // per layer, the edges whose labels go in the strip below it
+	loops := make([]float64, len(m.vertices)) // per vertex, the width its self-loops' labels take so far
 	for i, e := range m.edges {
 		if e.label == vm.EdgeNext {
 			continue
@@ -247,7 +253,9 @@ func (l *layering) placeLabels(shapes []shape, paths [][]point) []point {
 		switch chain := l.chains[i]; {
 		case l.self[i]:
 			s := shapes[e.from]
-			labels[i] = point{s.cx + s.w/2 + loopReach + laneGap/2 + labelWidth(e.label)/2, s.cy}
+			w := labelWidth(e.label)
+			labels[i] = point{s.cx + s.w/2 + loopReach + laneGap/2 + loops[e.from] + w/2, s.cy}
+			loops[e.from] += w + labelPad
 		case len(chain) > 2 && l.boxes[chain[1]].label:
 			b := l.boxes[chain[1]]
 			labels[i] = point{b.x, l.rowTop[b.layer] + nodeHeight/2}
