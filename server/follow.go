@@ -38,6 +38,7 @@ type joinInput struct {
 	WorkflowID  string `query:"workflowId" doc:"The thread's workflow, when threads of several workflows have this id."`
 	Cursor      string `query:"cursor" doc:"Go on after this event (the id of the last frame read); from the run's first event when empty."`
 	LastEventID string `header:"Last-Event-ID" required:"false" doc:"The cursor, as an EventSource sends it on reconnect; the cursor parameter wins."`
+	NodeEvents  bool   `query:"nodeEvents" doc:"Stream the lifecycle of the run's nodes (the activity graph.node.lifecycle) from now on, when this process executes the run; a run that another process executes streams none."`
 }
 
 func (s *Server) registerJoin() {
@@ -81,7 +82,11 @@ func (s *Server) join(ctx context.Context, in *joinInput) (*huma.StreamResponse,
 		return nil, err
 	}
 	if r := s.localRun(th.Key, in.RunID); r != nil {
-		return s.streamAfter(r, after), nil
+		nodes := in.NodeEvents || s.cfg.NodeLifecycle
+		if nodes {
+			r.enableNodes()
+		}
+		return s.streamAfter(r, after, nodes), nil
 	}
 	rec, err := s.cfg.Store.Run(ctx, th.Key, in.RunID)
 	switch {

@@ -185,7 +185,10 @@ var runSeeds = []string{
 	`{"messages": [{"id": "m9", "role": "user", "content": "x"}]}`,
 	`{"messages": [], "forwardedProps": {"aguic": {"workflowId": "counter"}}}`,
 	`{"resume": [{"interruptId": "x", "status": "cancelled"}], "forwardedProps": {"workflowId": "approve"}}`,
+	`{"messages": [{"id": "m9", "role": "user", "content": "x"}], "forwardedProps": {"aguic": {"nodeEvents": true}}}`,
+	`{"threadId": "t5", "messages": [{"id": "m1", "role": "user", "content": "x"}], "forwardedProps": {"aguic": {"workflowId": "echo", "nodeEvents": true}}}`,
 	// Invalid.
+	`{"threadId": "t5", "messages": [{"id": "m1", "role": "user", "content": "x"}], "forwardedProps": {"aguic": {"workflowId": "echo", "nodeEvents": "yes"}}}`,
 	``,
 	`null`,
 	`[1]`,
@@ -407,6 +410,73 @@ func FuzzHistoryInput(f *testing.F) {
 			json.Unmarshal(hist["messages"], &msgs) != nil || msgs == nil ||
 			json.Unmarshal(hist["pendingFrontendTools"], &pending) != nil || pending == nil || len(pending) > 1 {
 			t.Fatalf("the history is not {messages, state, pendingFrontendTools}: %s", rec.Body)
+		}
+	})
+}
+
+// browseRoutes are the routes that browse threads, and the keys of their
+// JSON answers.
+var browseRoutes = []struct {
+	path string
+	keys []string
+}{
+	{"/agui/threads", []string{"threads", "next"}},
+	{"/agui/threads/c1", []string{"threadId", "workflow", "status", "created", "updated", "runId", "firstSeq", "lastSeq", "version", "title", "conversation", "waiting", "runs", "runsNext"}},
+	{"/agui/threads/c1/runs", []string{"runs", "next"}},
+	{"/agui/threads/c1/events", []string{"events", "next", "firstSeq", "lastSeq"}},
+}
+
+// FuzzBrowseQuery sends arbitrary query strings to the routes that browse
+// threads, on a store that holds a thread of each kind. The answer is
+// never a panic nor a 5xx: a 4xx problem, or 200 with the route's JSON
+// object.
+func FuzzBrowseQuery(f *testing.F) {
+	for i := range browseRoutes {
+		for _, q := range []string{
+			"", "limit=1", "limit=0", "limit=-1", "limit=x", "limit=99999999999999999999",
+			"workflow=counter", "workflow=nope", "workflow=", "status=suspended", "status=asleep", "status=",
+			"after=1", "after=x", "after=-1", "after=%zz", "after=eyJzIjoxLCJyIjoiciJ9", "after=AAAAAAAAAAA",
+			"workflow=counter&status=finished&limit=2&after=", "limit=1&limit=2", "nodeEvents=true",
+		} {
+			f.Add(uint8(i), q)
+		}
+	}
+	h := fuzzServer(f)
+	for _, req := range []struct{ path, body string }{
+		{"/agui/workflows/counter", `{"threadId": "c1", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}`},
+		{"/agui/workflows/counter", `{"threadId": "c1", "messages": [{"id": "m2", "role": "user", "content": "again"}]}`},
+		{"/agui/workflows/refund", `{"threadId": "f1", "messages": [{"id": "m1", "role": "user", "content": "refund please"}]}`},
+		{"/agui/workflows/approve", `{"threadId": "i1", "messages": [{"id": "m1", "role": "user", "content": "A-1"}]}`},
+		{"/agui/workflows/echo", `{"threadId": "e1", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}`},
+	} {
+		if rec := fuzzPost(h, req.path, "text/event-stream", []byte(req.body)); rec.Code != http.StatusOK {
+			f.Fatalf("POST %s: %d: %s", req.path, rec.Code, rec.Body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, route uint8, query string) {
+		r := browseRoutes[int(route)%len(browseRoutes)]
+		req, err := http.NewRequest(http.MethodGet, "http://aguic"+r.path, nil)
+		if err != nil {
+			t.Skip()
+		}
+		req.URL.RawQuery = query
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		switch {
+		case rec.Code >= 400 && rec.Code < 500:
+			checkProblem(t, rec)
+			return
+		case rec.Code != http.StatusOK:
+			t.Fatalf("GET %s?%s: status %d: %s", r.path, query, rec.Code, rec.Body)
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(rec.Body.Bytes(), &obj); err != nil {
+			t.Fatalf("GET %s?%s: the answer is not an object: %v: %s", r.path, query, err, rec.Body)
+		}
+		for _, k := range r.keys {
+			if _, ok := obj[k]; !ok {
+				t.Fatalf("GET %s?%s: the answer has no %q: %s", r.path, query, k, rec.Body)
+			}
 		}
 	})
 }

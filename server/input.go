@@ -156,18 +156,38 @@ func selectorOf(props any) (selector, error) {
 
 // optionalSelector reads the workflow selector of forwardedProps on the
 // routes where it is optional (a run on a thread, cancel): forwardedProps
-// that are not an object, or that have neither an aguic key nor a
-// selector key, select nothing (ok false); otherwise the selector must be
-// valid, as selectorOf reads it, and its errors are the same 400s.
+// that are not an object, or that have neither a selector key nor an
+// aguic key that is not an object or holds one, select nothing (ok
+// false); otherwise the selector must be valid, as selectorOf reads it,
+// and its errors are the same 400s.
 func optionalSelector(props any) (sel selector, ok bool, err error) {
 	obj, isObj := props.(map[string]any)
-	if !isObj || (!hasSelector(obj) && obj["aguic"] == nil) {
+	if !isObj {
+		return selector{}, false, nil
+	}
+	nested, isNested := obj["aguic"].(map[string]any)
+	if !hasSelector(obj) && (obj["aguic"] == nil || isNested && !hasSelector(nested)) {
 		return selector{}, false, nil
 	}
 	if sel, err = selectorOf(props); err != nil {
 		return selector{}, false, err
 	}
 	return sel, true, nil
+}
+
+// nodeEventsOf reads forwardedProps.aguic.nodeEvents: whether the run's
+// stream carries the lifecycle of its nodes. Absent, null, or
+// forwardedProps or aguic that are not objects: false.
+func nodeEventsOf(props any) (bool, error) {
+	obj, _ := props.(map[string]any)
+	nested, _ := obj["aguic"].(map[string]any)
+	switch v := nested["nodeEvents"].(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	}
+	return false, badRequest("forwardedProps.aguic.nodeEvents must be true or false")
 }
 
 func hasSelector(obj map[string]any) bool {

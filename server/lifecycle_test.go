@@ -1,12 +1,14 @@
 package server_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/vm/store"
 )
 
 // lifecycleLines renders a stream compactly: an activity of the node
@@ -138,6 +140,76 @@ func TestNodeLifecycleOff(t *testing.T) {
 	for _, ev := range evs {
 		if strings.HasPrefix(ev.typ(), "ACTIVITY_") {
 			t.Errorf("lifecycle event %v with the option off", ev.data)
+		}
+	}
+}
+
+// TestNodeLifecycleRequested: a run request may ask for the lifecycle of
+// its nodes (forwardedProps.aguic.nodeEvents) on a server that streams
+// none by default, on every run route; a value that is not a boolean is
+// a 400, and nothing runs.
+func TestNodeLifecycleRequested(t *testing.T) {
+	e := newEnv(t, nil)
+	ask := `"forwardedProps": {"aguic": {"nodeEvents": true}}`
+	for _, tc := range []struct{ name, path, body, runID string }{
+		{"workflow route", "/agui/workflows/echo", `{"threadId": "t1", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hi"}], ` + ask + `}`, "r1"},
+		{"forwardedProps route", "/agui", `{"threadId": "t2", "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "hi"}], "forwardedProps": {"aguic": {"workflowId": "echo", "nodeEvents": true}}}`, "r1"},
+		{"thread route", "/agui/threads/t1/runs", `{"runId": "r2", "messages": [{"id": "m1", "role": "user", "content": "hi"}], ` + ask + `}`, "r2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := lifecycleLines(t, e.stream(e.post(tc.path, tc.body)), tc.runID)
+			if len(lines) < 4 || lines[1] != "node 1 start" || lines[len(lines)-2] != "node 2 complete" {
+				t.Errorf("stream:\n%s\nwant the lifecycle of every node", strings.Join(lines, "\n"))
+			}
+		})
+	}
+	// Not asked, or asked not to: none.
+	for _, props := range []string{`{}`, `{"aguic": {"nodeEvents": false}}`, `{"aguic": {"nodeEvents": null}}`, `{"aguic": "x"}`, `"x"`} {
+		evs := e.stream(e.post("/agui/workflows/echo", `{"threadId": "t3", "messages": [{"id": "m1", "role": "user", "content": "hi"}], "forwardedProps": `+props+`}`))
+		for _, ev := range evs {
+			if strings.HasPrefix(ev.typ(), "ACTIVITY_") {
+				t.Errorf("forwardedProps %s: lifecycle event %v", props, ev.data)
+			}
+		}
+	}
+	for _, v := range []string{`"yes"`, `1`, `{}`} {
+		p := e.problem(e.post("/agui/workflows/echo", `{"threadId": "t4", "messages": [{"id": "m1", "role": "user", "content": "hi"}], "forwardedProps": {"aguic": {"nodeEvents": `+v+`}}}`), http.StatusBadRequest)
+		if str(p["detail"]) != "forwardedProps.aguic.nodeEvents must be true or false" {
+			t.Errorf("nodeEvents %s: %v", v, p)
+		}
+	}
+	if _, err := e.store.Thread(t.Context(), store.Key{Scope: "default", Workflow: "echo", Thread: "t4"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a refused request ran: %v", err)
+	}
+}
+
+// TestNodeLifecycleFollowed: a client that follows a run this process
+// executes may ask for its node lifecycle (nodeEvents=true), which starts
+// with the node that runs; the run's own stream, which did not ask, and
+// another follower that did not, show none of it.
+func TestNodeLifecycleFollowed(t *testing.T) {
+	e := newEnv(t, nil)
+	b := newBlocker(t)
+	first := e.post("/agui/workflows/slow", slowBody("r1", b.srv.URL))
+	<-b.entered
+	next, stop := pull(t, e.get("/agui/threads/busy/runs/r1/events?nodeEvents=true"))
+	defer stop()
+	plain, stopPlain := pull(t, e.get("/agui/threads/busy/runs/r1/events"))
+	defer stopPlain()
+	head := until(t, next, "ACTIVITY_SNAPSHOT", nil)
+	b.release()
+	all := append(head, rest(next)...)
+	got := strings.Join(lifecycleLines(t, all, "r1"), "\n")
+	want := strings.Join([]string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END",
+		"node 2 start", "node 2 complete -> 3", "node 3 start", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "node 3 complete", "RUN_FINISHED"}, "\n")
+	if got != want {
+		t.Errorf("the follower that asked read:\n%s\nwant:\n%s", got, want)
+	}
+	for name, evs := range map[string][]event{"the run's own stream": e.stream(first), "the follower that did not ask": rest(plain)} {
+		for _, ev := range evs {
+			if strings.HasPrefix(ev.typ(), "ACTIVITY_") {
+				t.Errorf("%s holds %v", name, ev.data)
+			}
 		}
 	}
 }

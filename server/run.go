@@ -39,8 +39,10 @@ type run struct {
 
 	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
 
-	threadID string         // the client's thread id, for the terminal event
-	queued   *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
+	threadID  string         // the client's thread id, for the terminal event
+	queued    *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
+	nodes     *lifecycle     // the lifecycle of its nodes, once it is set to execute; under mu
+	wantNodes bool           // a follower wants the lifecycle; under mu
 }
 
 // frame is one SSE frame: the event's JSON and its sequence number in the
@@ -48,6 +50,7 @@ type run struct {
 type frame struct {
 	seq  uint64
 	data []byte
+	node bool // a frame of the node lifecycle, which a stream shows only when asked
 }
 
 func newRun(id string, key store.Key, now func() time.Time) *run {
@@ -145,6 +148,14 @@ func (r *run) pushEvent(seq uint64, ev agui.Event, last bool) {
 	r.push(frame{seq: seq, data: data}, last)
 }
 
+// pushNode adds the frame of an event of the node lifecycle.
+func (r *run) pushNode(ev agui.Event) {
+	data, err := agui.WithTimestamp(ev, r.now()).MarshalJSON()
+	if err == nil {
+		r.push(frame{data: data, node: true}, false)
+	}
+}
+
 // runRequest is an AG-UI run request resolved to its workflow.
 type runRequest struct {
 	wf *vm.Workflow
@@ -155,6 +166,11 @@ type runRequest struct {
 // run; the 4xx answers all come from here, before any stream.
 func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamResponse, error) {
 	in, wf := req.in, req.wf
+	nodes, err := nodeEventsOf(in.ForwardedProps)
+	if err != nil {
+		return nil, err
+	}
+	nodes = nodes || s.cfg.NodeLifecycle
 	if in.RunID == "" {
 		in.RunID = "run-" + uuid.NewString()
 	}
@@ -202,7 +218,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		Machine: s.cfg.Machine,
 		Load:    s.cfg.Load,
 		Frames:  s.frames,
-		Live:    s.live(r),
+		Live:    s.live(r, nodes),
 		Release: true,
 		Now:     s.now,
 	}
@@ -224,7 +240,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 		go s.waitTurn(r)
-		return s.stream(r), nil
+		return s.streamAfter(r, 0, nodes), nil
 	}
 	r.hold()
 	sreq.OnDurable = r.durable
@@ -235,7 +251,7 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	}
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
-	return s.stream(r), nil
+	return s.streamAfter(r, 0, nodes), nil
 }
 
 // beginError is the answer to a run that could not begin.

@@ -143,7 +143,8 @@ type Server struct {
 	handing  context.Context
 	handOver context.CancelFunc
 
-	frames *store.Frames // the frames of the threads that ran last
+	frames  *store.Frames     // the frames of the threads that ran last
+	sources map[string]string // the current program's source files, by name
 
 	stopCancels func() // stops taking the store's cancel requests
 
@@ -226,9 +227,14 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("version %s of the workflows is not loaded", hash)
 		}
 	}
+	sources, err := sourceFiles(cfg.Bundle)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s := &Server{
 		cfg:     cfg,
 		frames:  frames,
+		sources: sources,
 		base:    base,
 		mux:     http.NewServeMux(),
 		log:     cfg.Logger,

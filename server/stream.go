@@ -13,11 +13,12 @@ import (
 // stream is the response that streams r's frames as server-sent events
 // until its terminal frame, or until the client goes away (the run goes
 // on without it).
-func (s *Server) stream(r *run) *huma.StreamResponse { return s.streamAfter(r, 0) }
+func (s *Server) stream(r *run) *huma.StreamResponse { return s.streamAfter(r, 0, false) }
 
 // streamAfter is stream, without the stored events up to the cursor after
-// (a client that reconnects has them).
-func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
+// (a client that reconnects has them), with the frames of the node
+// lifecycle when nodes is set.
+func (s *Server) streamAfter(r *run, after uint64, nodes bool) *huma.StreamResponse {
 	return &huma.StreamResponse{Body: func(ctx huma.Context) {
 		req, w := humago.Unwrap(ctx)
 		agui.SSEHeaders(w.Header())
@@ -33,7 +34,7 @@ func (s *Server) streamAfter(r *run, after uint64) *huma.StreamResponse {
 		for i := 0; ; {
 			frames, ended, wake := r.next(i)
 			for _, f := range frames {
-				if f.seq != 0 && f.seq <= after {
+				if f.seq != 0 && f.seq <= after || f.node && !nodes {
 					continue
 				}
 				if sw.WriteData(f.seq, f.data) != nil {

@@ -108,7 +108,6 @@ func TestCancelSelector(t *testing.T) {
 	for _, props := range []string{
 		`{"aguic": "junk"}`,
 		`{"aguic": 3}`,
-		`{"aguic": {}}`,
 		`{"aguic": {"workflowId": "slow", "workflowName": "Slow"}}`,
 		`{"aguic": {"workflowId": "slow", "workflowName": "Echo"}}`,
 		`{"workflowId": "slow", "workflowName": "Slow"}`,
@@ -136,7 +135,7 @@ func TestCancelSelector(t *testing.T) {
 	}
 
 	// Free-form forwardedProps that name no workflow select none.
-	for i, props := range []string{`"junk"`, `[1]`, `{"aguic": null}`, `{"other": {"workflowId": 3}}`} {
+	for i, props := range []string{`"junk"`, `[1]`, `{"aguic": null}`, `{"aguic": {}}`, `{"aguic": {"nodeEvents": true}}`, `{"other": {"workflowId": 3}}`} {
 		run := e.post("/agui/workflows/slow", slowBody(fmt.Sprintf("r2-%d", i), b.srv.URL))
 		<-b.entered
 		if c := e.cancelStatus(`{"threadId": "busy", "forwardedProps": ` + props + `}`); c["status"] != "cancelled" {

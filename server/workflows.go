@@ -15,6 +15,7 @@ type WorkflowInfo struct {
 	URL          string        `json:"url" doc:"The path to POST AG-UI runs of this workflow to."`
 	Graph        string        `json:"graph" doc:"The workflow's graph as a Mermaid flowchart."`
 	Capabilities *Capabilities `json:"capabilities,omitempty" doc:"What the workflow uses of AG-UI (GET of one workflow only)."`
+	Source       *SourceFile   `json:"source,omitempty" doc:"The source file the workflow is written in, whole, and the lines of its block (GET of one workflow only)."`
 }
 
 // Capabilities are the AG-UI agent capabilities of a workflow, derived
@@ -90,6 +91,7 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 	}
 	if detail {
 		out.Capabilities = capabilities(s.cfg.Machine.Program, w)
+		out.Source = s.source(w)
 	}
 	return out
 }

@@ -86,6 +86,9 @@ func (s *Store) Runs(ctx context.Context, status store.Status, p store.Page) ([]
 	start := prefix
 	if p.After != "" {
 		c, err := base64.RawURLEncoding.DecodeString(p.After)
+		if err == nil {
+			_, _, _, err = parseRunRef(c)
+		}
 		if err != nil {
 			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}

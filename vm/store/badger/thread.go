@@ -53,7 +53,7 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 	if p.After != "" {
 		c, err := base64.RawURLEncoding.DecodeString(p.After)
 		start = append(bytes.Clone(scoped), c...)
-		if err != nil || !bytes.HasPrefix(start, prefix) {
+		if err != nil || !bytes.HasPrefix(start, prefix) || !isThreadCursor(c) {
 			return fail(fmt.Errorf("%w %q", store.ErrCursor, p.After))
 		}
 	}
@@ -87,6 +87,16 @@ func (s *Store) Threads(ctx context.Context, scope, workflow string, p store.Pag
 		return fail(err)
 	}
 	return threads, next, nil
+}
+
+// isThreadCursor reports whether c is what Threads' cursors encode: a
+// workflow and a thread id, escaped, and nothing after them.
+func isThreadCursor(c []byte) bool {
+	_, rest, err := cutEscaped(c)
+	if err == nil {
+		_, rest, err = cutEscaped(rest)
+	}
+	return err == nil && len(rest) == 0
 }
 
 // pageLimit is the number of items a page asks for.

@@ -232,13 +232,16 @@ func checkThreadRuns(c *tc) {
 func checkBadCursor(c *tc) {
 	k := key("acme", "chat", "t1")
 	c.create(k, store.Finished, 1)
-	p := store.Page{After: "%not a cursor%"}
-	_, _, err := c.s.Threads(c.ctx, "acme", "", p)
-	c.wantErr("Threads with a malformed cursor", err, store.ErrCursor)
-	_, _, err = c.s.Runs(c.ctx, store.Finished, p)
-	c.wantErr("Runs with a malformed cursor", err, store.ErrCursor)
-	_, _, err = c.s.ThreadRuns(c.ctx, k, p)
-	c.wantErr("ThreadRuns with a malformed cursor", err, store.ErrCursor)
+	// Not a cursor at all; base64 of "nope", which no store makes.
+	for _, after := range []string{"%not a cursor%", "bm9wZQ"} {
+		p := store.Page{After: after}
+		_, _, err := c.s.Threads(c.ctx, "acme", "", p)
+		c.wantErr(fmt.Sprintf("Threads with the cursor %q", after), err, store.ErrCursor)
+		_, _, err = c.s.Runs(c.ctx, store.Finished, p)
+		c.wantErr(fmt.Sprintf("Runs with the cursor %q", after), err, store.ErrCursor)
+		_, _, err = c.s.ThreadRuns(c.ctx, k, p)
+		c.wantErr(fmt.Sprintf("ThreadRuns with the cursor %q", after), err, store.ErrCursor)
+	}
 }
 
 // orderedIDs are the ids of runs, in their order.
