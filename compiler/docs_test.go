@@ -15,6 +15,7 @@ import (
 	"unicode"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/graph"
 	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/stdlib"
@@ -264,17 +265,12 @@ func TestDocsExamples(t *testing.T) {
 }
 
 // drawDOT returns the lines `aguic graph --format dot` prints for prog:
-// every workflow, a blank line between them.
+// one digraph of every workflow.
 func drawDOT(t *testing.T, prog *vm.Program) []string {
 	t.Helper()
 	var b strings.Builder
-	for i, w := range prog.Workflows {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if err := w.WriteDOT(&b); err != nil {
-			t.Fatal(err)
-		}
+	if err := graph.WriteDOT(&b, prog.Workflows...); err != nil {
+		t.Fatal(err)
 	}
 	return strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	"github.com/aguic/aguic/graph"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -16,6 +17,7 @@ type WorkflowInfo struct {
 	Graph        string        `json:"graph" doc:"The workflow's graph as a Mermaid flowchart."`
 	Capabilities *Capabilities `json:"capabilities,omitempty" doc:"What the workflow uses of AG-UI (GET of one workflow only)."`
 	Source       *SourceFile   `json:"source,omitempty" doc:"The source file the workflow is written in, whole, and the lines of its block (GET of one workflow only)."`
+	Layout       *graph.Layout `json:"layout,omitempty" doc:"The workflow's graph laid out for drawing: every vertex's box, every edge's polyline and label place, every group's box, in px (GET of one workflow only)."`
 }
 
 // Capabilities are the AG-UI agent capabilities of a workflow, derived
@@ -80,7 +82,7 @@ type MultiCaps struct {
 
 func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 	var g strings.Builder
-	w.WriteMermaid(&g)
+	graph.WriteMermaid(&g, w)
 	out := WorkflowInfo{
 		ID:           w.ID,
 		Title:        w.Title,
@@ -92,6 +94,7 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 	if detail {
 		out.Capabilities = capabilities(s.cfg.Machine.Program, w)
 		out.Source = s.source(w)
+		out.Layout = graph.LayOut(w)
 	}
 	return out
 }

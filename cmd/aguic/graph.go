@@ -5,43 +5,55 @@ import (
 	"io"
 	"strings"
 
+	"github.com/aguic/aguic/graph"
 	"github.com/aguic/aguic/vm"
 )
 
 func graphCommand() *command {
 	c := &command{
 		name:    "graph",
-		args:    "[--format mermaid|dot] [--workflow id] [paths…]",
-		summary: "draw the graph of workflows as Mermaid or DOT",
+		args:    "[--format mermaid|dot|svg|json] [--workflow id] [paths…]",
+		summary: "draw the graph of workflows as Mermaid, DOT, SVG or a JSON layout",
 		doc: `
 Graph compiles the .wf files named by paths (files or directories, as for
 check; the default is the current directory) and draws the graph each
 workflow is lowered to: one vertex per node with its id, kind and a short
-detail, a start vertex at the entry, an end vertex where the flow ends, and
-every edge with its label. With --workflow it draws that workflow only;
-otherwise every workflow, sorted by id, a blank line between them.
+detail, a start vertex at the entry, an end vertex where the flow ends,
+every edge with its label, and a box around each step, loop, try, catch,
+parallel branch and handler block. With --workflow it draws that workflow
+only; otherwise every workflow, sorted by id, in one document: one
+flowchart with a subgraph per workflow (mermaid), one digraph with a
+cluster per workflow (dot), one standalone SVG picture with the workflows
+one below the other (svg), or a JSON array of layouts, one per workflow,
+as the server's description of a workflow gives its layout (json).
 
 On errors in the sources the diagnostics go to standard error.`,
 		examples: `
-# Draw every workflow under workflows/ as Mermaid flowcharts.
+# Draw every workflow under workflows/ as one Mermaid flowchart.
 aguic graph workflows
-# Draw one workflow as an SVG with Graphviz.
+# Draw every workflow as an SVG picture, no other tool needed.
+aguic graph --format svg workflows > graph.svg
+# Draw one workflow with Graphviz.
 aguic graph --format dot --workflow chat workflows | dot -Tsvg > chat.svg`,
 		exit: "0 on success, 1 when the sources have errors, 2 on a usage or I/O error (an unknown --workflow id among them).",
 		vars: map[string]string{"format": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
-		format := fs.String("format", "mermaid", "output `format`: mermaid or dot")
+		format := fs.String("format", "mermaid", "output `format`: mermaid, dot, svg or json")
 		workflow := fs.String("workflow", "", "draw only the workflow with this `id`")
 		return func(e *env, args []string) int {
-			var draw func(*vm.Workflow, io.Writer) error
+			var draw func(io.Writer, ...*vm.Workflow) error
 			switch *format {
 			case "mermaid":
-				draw = (*vm.Workflow).WriteMermaid
+				draw = graph.WriteMermaid
 			case "dot":
-				draw = (*vm.Workflow).WriteDOT
+				draw = graph.WriteDOT
+			case "svg":
+				draw = graph.WriteSVG
+			case "json":
+				draw = graph.WriteJSON
 			default:
-				return usageError(e, c, "unknown format %q (want mermaid or dot)", *format)
+				return usageError(e, c, "unknown format %q (want mermaid, dot, svg or json)", *format)
 			}
 			prog, status := compile(e, args)
 			if prog == nil {
@@ -60,14 +72,9 @@ aguic graph --format dot --workflow chat workflows | dot -Tsvg > chat.svg`,
 				}
 				wfs = []*vm.Workflow{w}
 			}
-			for i, w := range wfs {
-				if i > 0 {
-					io.WriteString(e.stdout, "\n")
-				}
-				if err := draw(w, e.stdout); err != nil {
-					e.errorf("%v", err)
-					return exitUsage
-				}
+			if err := draw(e.stdout, wfs...); err != nil {
+				e.errorf("%v", err)
+				return exitUsage
 			}
 			return exitOK
 		}
