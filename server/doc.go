@@ -14,6 +14,11 @@
 //	POST {base}/history                  a conversation's messages, state and pending tool call (JSON or SSE)
 //	GET  {base}/threads/{threadId}/messages  a thread's messages, paged
 //	GET  {base}/threads/{threadId}/replay    a thread's stored events from a cursor (SSE)
+//	GET  {base}/threads                      the scope's threads, paged, by workflow and status
+//	GET  {base}/threads/{threadId}           a thread: what it waits for, its latest runs
+//	GET  {base}/threads/{threadId}/runs      a thread's runs, newest first, paged
+//	GET  {base}/threads/{threadId}/events    a thread's stored events, as JSON pages
+//	GET  {base}/threads/{threadId}/runs/{runId}/events  follow a run (SSE)
 //	POST {base}/threads/{threadId}/interrupt and POST {base}/cancel  cancel the run in progress
 //	GET  {base}/workflows, GET {base}/workflows/{id}  the workflows, their graphs and capabilities
 //
@@ -37,11 +42,18 @@
 // is one, for bearer tokens that each belong to a name. A thread's key
 // holds a scope: the identity Auth returned, else the value of
 // Config.ScopeHeader, else "default". Every thread route (run, history,
-// messages, replay, cancel, interrupt, thread runs) reads and writes in
+// messages, replay, events, runs, cancel, interrupt) reads and writes in
 // the request's scope only, so a thread of another scope answers 404 as
-// one that does not exist. Config.CORSOrigins lets browser clients of
-// other origins call the server: preflight requests are answered, and
-// answers (event streams included) carry Access-Control-Allow-Origin.
+// one that does not exist, and the thread list shows the scope's own.
+// Config.CORSOrigins lets browser clients of other origins call the
+// server: preflight requests are answered, and answers (event streams
+// included) carry Access-Control-Allow-Origin.
+//
+// A run streams the lifecycle of its nodes (the activity
+// "graph.node.lifecycle") when Config.NodeLifecycle is on, when its
+// request asks (forwardedProps.aguic.nodeEvents), or, from then on, when a
+// client that follows it in this process asks (nodeEvents=true); each
+// stream of the run shows it only when its own client asked.
 //
 // Config.Hook sees every run request once
 // its workflow and thread are known, before anything runs: the body, a
