@@ -345,8 +345,11 @@ test("a conversation goes on from its thread page", async () => {
   await text(".msg.assistant .text", "Thanks! I have noted order A-17");
   await idle("finished");
   await page.click(".run-bar .thread");
+  await text(".thread-page h1", "studio-");
   // A reload forgets the run view; the thread's page opens it again, and
-  // it restores the conversation as a client that reloads does.
+  // it restores the conversation as a client that reloads does. (Once
+  // nothing loads: a reload would cut a request short.)
+  await page.waitForLoadState("networkidle");
   await page.reload();
   await page.click("text=Continue in the run view");
   await text(".events .ev .type", "MESSAGES_SNAPSHOT");
