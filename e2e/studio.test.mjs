@@ -290,6 +290,73 @@ test("an interrupt: its form, from the response schema, with validation; resolve
   assert.match(await idle("finished"), /finished · success/);
 });
 
+test("an interrupt cancelled: resume says cancelled, and the workflow takes its other way", async () => {
+  await open(examples, "/run/handoff");
+  await send("Can I talk to a person?");
+  await idle("interrupt");
+  const request = page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/agui/workflows/handoff"));
+  await page.click(".pending-interrupt button:has-text('Cancel interrupt')");
+  const body = (await request).postDataJSON();
+  assert.deepEqual(body.resume.map((r) => [r.status, r.payload]), [["cancelled", undefined]]);
+  await text(".msg.assistant .text", "Nobody is free right now, sorry.");
+  await idle("finished");
+});
+
+test("a form from a richer schema: every type it draws, required fields, what is wrong with each", async () => {
+  await open(examples, "/run/refund_approval");
+  await page.click("text=Client tools");
+  const schema = {
+    type: "object",
+    required: ["reason", "amount"],
+    properties: {
+      reason: { type: "string", title: "reason", minLength: 3 },
+      amount: { type: "integer", minimum: 1, maximum: 500 },
+      rate: { type: "number" },
+      channel: { enum: ["card", "bank", "voucher"] },
+      tags: { type: "array", items: { type: "string" } },
+      contact: { type: "object", title: "contact", properties: { email: { type: "string", pattern: "^[^@]+@[^@]+$" }, call: { type: "boolean" } } },
+    },
+  };
+  await page.fill(".tools-dialog textarea", JSON.stringify([{ name: "confirm_refund", parameters: { type: "object" }, responseSchema: schema }]));
+  await page.click(".tools-dialog button[type=submit]");
+  await send("Please refund order A-17.");
+  await idle("waits");
+  const card = ".hitl .pending-call";
+  assert.equal(await page.locator(`${card} .req`).count(), 2, "the two required fields are marked");
+  // Sent empty: each field says what is wrong, and nothing is sent.
+  await page.click(".hitl button[type=submit]");
+  await text(`${card} .invalid`, "Required.");
+  assert.equal(await page.locator(`${card} .invalid:has-text('Required.')`).count(), 2);
+  await page.fill(`${card} .field:has(> label:has-text('reason')) input`, "no");
+  await text(`${card} .invalid`, "At least 3 characters.");
+  await page.fill(`${card} .field:has(> label:has-text('reason')) input`, "broken on arrival");
+  await page.fill(`${card} .field:has(> label:has-text('amount')) input`, "2.5");
+  await text(`${card} .invalid`, "A whole number.");
+  await page.fill(`${card} .field:has(> label:has-text('amount')) input`, "900");
+  await text(`${card} .invalid`, "At most 500.");
+  await page.fill(`${card} .field:has(> label:has-text('amount')) input`, "42");
+  await page.fill(`${card} .field:has(> label:has-text('rate')) input`, "0.5");
+  await page.selectOption(`${card} .field:has(> label:has-text('channel')) select`, { label: "bank" });
+  for (const tag of ["fragile", "urgent"]) {
+    await page.click(`${card} .field:has(> label:has-text('tags')) button:has-text('Add')`);
+    await page.locator(`${card} .field:has(> label:has-text('tags')) .array-item input`).last().fill(tag);
+  }
+  await page.fill(`${card} fieldset .field:has(> label:has-text('email')) input`, "ada");
+  await text(`${card} .invalid`, "Must match");
+  await page.fill(`${card} fieldset .field:has(> label:has-text('email')) input`, "ada@example.com");
+  await page.check(`${card} fieldset input[type=checkbox]`);
+  // The JSON editor holds what the form holds.
+  await page.click(`${card} .editor-tabs button:has-text('JSON')`);
+  const want = { reason: "broken on arrival", amount: 42, rate: 0.5, channel: "bank", tags: ["fragile", "urgent"], contact: { email: "ada@example.com", call: true } };
+  assert.deepEqual(JSON.parse(await page.inputValue(`${card} .json-editor textarea`)), want);
+  await page.click(`${card} .editor-tabs button:has-text('Form')`);
+  const request = page.waitForRequest((r) => r.method() === "POST" && r.url().endsWith("/agui/workflows/refund_approval"));
+  await page.click(".hitl button[type=submit]");
+  assert.deepEqual(JSON.parse((await request).postDataJSON().messages[0].content), want);
+  await text(".msg.assistant .text", "All right, I will not issue a refund.");
+  await idle("finished");
+});
+
 test("a thread: its runs, stepping back through its events, replay from a cursor", async () => {
   await open(examples, "/run/todos");
   for (const [command, reply] of [["add buy milk", "[ ] buy milk"], ["add call Ada", "[ ] buy milk; [ ] call Ada"], ["done buy milk", "[x] buy milk; [ ] call Ada"]]) {
@@ -345,8 +412,11 @@ test("a conversation goes on from its thread page", async () => {
   await text(".msg.assistant .text", "Thanks! I have noted order A-17");
   await idle("finished");
   await page.click(".run-bar .thread");
+  await text(".thread-page h1", "studio-");
   // A reload forgets the run view; the thread's page opens it again, and
-  // it restores the conversation as a client that reloads does.
+  // it restores the conversation as a client that reloads does. (Once
+  // nothing loads: a reload would cut a request short.)
+  await page.waitForLoadState("networkidle");
   await page.reload();
   await page.click("text=Continue in the run view");
   await text(".events .ev .type", "MESSAGES_SNAPSHOT");

@@ -81,7 +81,7 @@ function applyOp(root, op, touched) {
 }
 
 // get is the value at path; it throws when there is none.
-export function get(doc, path) {
+function get(doc, path) {
   let v = doc;
   for (const t of path) {
     if (Array.isArray(v)) {
@@ -148,7 +148,7 @@ function index(token, max) {
 }
 
 // equal compares JSON values.
-export function equal(a, b) {
+function equal(a, b) {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;

@@ -10,7 +10,7 @@ import { frontendTools } from "./capabilities.js";
 const key = (id) => `aguic.studio.tools.${id}`;
 
 // defaultTools are the frontend tools of the workflow's source.
-export function defaultTools(info) {
+function defaultTools(info) {
   return frontendTools(info).map((name) => ({ name, description: "", parameters: { type: "object", properties: {} } }));
 }
 
@@ -34,7 +34,7 @@ export function requestTools(tools) {
 }
 
 // checkTools says what is wrong with a list of tool declarations, or "".
-export function checkTools(tools) {
+function checkTools(tools) {
   if (!Array.isArray(tools)) return "The tools must be a JSON array.";
   const seen = new Set();
   for (const [i, t] of tools.entries()) {
