@@ -625,7 +625,7 @@ func TestWorkflows(t *testing.T) {
 			t.Errorf("%s: the list shows capabilities", w["id"])
 		}
 	}
-	if got, want := strings.Join(ids, " "), "approve counter echo expiring reason_call reason_off reason_on refund slow twin_a twin_b usage"; got != want {
+	if got, want := strings.Join(ids, " "), "approve counter echo expiring nap reason_call reason_off reason_on refund slow twin_a twin_b usage"; got != want {
 		t.Errorf("ids %s, want %s", got, want)
 	}
 	echo := list[2]
