@@ -410,86 +410,55 @@ func diffRun(got, want store.Run) string {
 // returns every thread listed.
 func (c *tc) listThreads(scope, workflow string, limit int) []store.Thread {
 	c.Helper()
-	var all []store.Thread
-	after := ""
-	seen := map[string]bool{}
-	for page := 1; ; page++ {
-		ths, next, err := c.s.Threads(c.ctx, scope, workflow, store.Page{After: after, Limit: limit})
-		if err != nil {
-			c.Fatalf("Threads(%q, %q, after %q, limit %d), page %d: %v", scope, workflow, after, limit, page, err)
-		}
-		if eff := max(limit, 0); (eff == 0 && len(ths) > 100) || (eff > 0 && len(ths) > eff) {
-			c.Fatalf("Threads(%q, %q, limit %d), page %d: got %d threads, more than the limit", scope, workflow, limit, page, len(ths))
-		}
-		all = append(all, ths...)
-		if next == "" {
-			return all
-		}
-		if len(ths) == 0 {
-			c.Fatalf("Threads(%q, %q, after %q, limit %d), page %d: no threads but a next cursor %q", scope, workflow, after, limit, page, next)
-		}
-		if seen[next] || next == after {
-			c.Fatalf("Threads(%q, %q, limit %d), page %d: the cursor %q repeats", scope, workflow, limit, page, next)
-		}
-		seen[next] = true
-		after = next
-	}
+	return listAll(c, fmt.Sprintf("Threads(%q, %q)", scope, workflow), limit, func(p store.Page) ([]store.Thread, string, error) {
+		return c.s.Threads(c.ctx, scope, workflow, p)
+	})
 }
 
 // listThreadRuns follows ThreadRuns' cursor to the end with pages of
 // limit and returns every run listed, in order.
 func (c *tc) listThreadRuns(k store.Key, limit int) []store.Run {
 	c.Helper()
-	var all []store.Run
-	after := ""
-	seen := map[string]bool{}
-	for page := 1; ; page++ {
-		runs, next, err := c.s.ThreadRuns(c.ctx, k, store.Page{After: after, Limit: limit})
-		if err != nil {
-			c.Fatalf("ThreadRuns(%s, after %q, limit %d), page %d: %v", ks(k), after, limit, page, err)
-		}
-		if eff := max(limit, 0); (eff == 0 && len(runs) > 100) || (eff > 0 && len(runs) > eff) {
-			c.Fatalf("ThreadRuns(%s, limit %d), page %d: got %d runs, more than the limit", ks(k), limit, page, len(runs))
-		}
-		all = append(all, runs...)
-		if next == "" {
-			return all
-		}
-		if len(runs) == 0 {
-			c.Fatalf("ThreadRuns(%s, after %q, limit %d), page %d: no runs but a next cursor %q", ks(k), after, limit, page, next)
-		}
-		if seen[next] || next == after {
-			c.Fatalf("ThreadRuns(%s, limit %d), page %d: the cursor %q repeats", ks(k), limit, page, next)
-		}
-		seen[next] = true
-		after = next
-	}
+	return listAll(c, fmt.Sprintf("ThreadRuns(%s)", ks(k)), limit, func(p store.Page) ([]store.Run, string, error) {
+		return c.s.ThreadRuns(c.ctx, k, p)
+	})
 }
 
 // listRuns follows Runs' cursor to the end with pages of limit and returns
 // every run listed.
 func (c *tc) listRuns(status store.Status, limit int) []store.Run {
 	c.Helper()
-	var all []store.Run
+	return listAll(c, fmt.Sprintf("Runs(%q)", status), limit, func(p store.Page) ([]store.Run, string, error) {
+		return c.s.Runs(c.ctx, status, p)
+	})
+}
+
+// listAll follows the cursor of a listing (what names it in messages) to
+// the end with pages of limit, and returns every item listed. Each page
+// must hold at most limit items (100 for 0), and a cursor must lead on: a
+// page with a cursor is not empty, and a cursor never repeats.
+func listAll[T any](c *tc, what string, limit int, list func(store.Page) ([]T, string, error)) []T {
+	c.Helper()
+	var all []T
 	after := ""
 	seen := map[string]bool{}
 	for page := 1; ; page++ {
-		runs, next, err := c.s.Runs(c.ctx, status, store.Page{After: after, Limit: limit})
+		items, next, err := list(store.Page{After: after, Limit: limit})
 		if err != nil {
-			c.Fatalf("Runs(%q, after %q, limit %d), page %d: %v", status, after, limit, page, err)
+			c.Fatalf("%s, after %q, limit %d, page %d: %v", what, after, limit, page, err)
 		}
-		if limit > 0 && len(runs) > limit {
-			c.Fatalf("Runs(%q, limit %d), page %d: got %d runs, more than the limit", status, limit, page, len(runs))
+		if eff := max(limit, 0); (eff == 0 && len(items) > 100) || (eff > 0 && len(items) > eff) {
+			c.Fatalf("%s, limit %d, page %d: got %d items, more than the limit", what, limit, page, len(items))
 		}
-		all = append(all, runs...)
+		all = append(all, items...)
 		if next == "" {
 			return all
 		}
-		if len(runs) == 0 {
-			c.Fatalf("Runs(%q, after %q, limit %d), page %d: no runs but a next cursor %q", status, after, limit, page, next)
+		if len(items) == 0 {
+			c.Fatalf("%s, after %q, limit %d, page %d: nothing but a next cursor %q", what, after, limit, page, next)
 		}
 		if seen[next] || next == after {
-			c.Fatalf("Runs(%q, limit %d), page %d: the cursor %q repeats", status, limit, page, next)
+			c.Fatalf("%s, limit %d, page %d: the cursor %q repeats", what, limit, page, next)
 		}
 		seen[next] = true
 		after = next
