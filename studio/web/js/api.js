@@ -71,9 +71,13 @@ export class API {
     return this.json(`/workflows/${encodeURIComponent(id)}`);
   }
 
-  // run posts a RunAgentInput to the workflow and yields its events.
+  // run posts a RunAgentInput to the workflow and yields its events. The
+  // studio speaks AG-UI 1.0: a request without protocolVersion gets the
+  // shapes of the clients before 1.0 (no pendingToolCallIds, no cancelled
+  // outcome).
   run(workflowId, input, signal) {
-    return this.stream(`/workflows/${encodeURIComponent(workflowId)}`, { method: "POST", body: input, signal });
+    const body = { ...input, protocolVersion: "1.0" };
+    return this.stream(`/workflows/${encodeURIComponent(workflowId)}`, { method: "POST", body, signal });
   }
 
   cancel(workflowId, threadId) {
