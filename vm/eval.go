@@ -45,6 +45,19 @@ func (r *runner) eval(v *Value) (any, error) {
 	return compute(&r.vm, r.environment(), v)
 }
 
+// EvalConst evaluates a value that reads no context, such as an MCP
+// server's declaration: literals, templates and builtin calls like env().
+func EvalConst(v *Value) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if v.Template == nil && v.Expr == nil {
+		return v.Source, nil
+	}
+	var m exprvm.VM
+	return compute(&m, map[string]any{}, v)
+}
+
 // compute evaluates an expression or a template on m: a lone <<expr>>
 // keeps its value's type; otherwise values join as text.
 func compute(m *exprvm.VM, env map[string]any, v *Value) (any, error) {

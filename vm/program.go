@@ -4,15 +4,60 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/mcplock"
 	exprvm "github.com/expr-lang/expr/vm"
 )
 
 // Program is every workflow compiled from one set of source files.
 type Program struct {
 	Workflows []*Workflow // sorted by id
+	Servers   []*Server   // the MCP servers the sources declare, sorted by name
 	Hash      string      // the version: the hash of the bundle of its sources
+}
+
+// Server returns the MCP server declared with the given name, or nil.
+func (p *Program) Server(name string) *Server {
+	for _, s := range p.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// Server is an `mcp name { … }` declaration: a Model Context Protocol
+// server whose tools workflows call, started as a command (stdio) or
+// reached at a URL (streamable HTTP). Its values may call builtins such as
+// env() but read no context: EvalConst evaluates them.
+type Server struct {
+	Name    string
+	Command *Value // stdio: the program to start; nil for a server reached by URL
+	Args    *Value // stdio: a list of strings, or nil
+	Env     *Value // stdio: an object of strings added to the environment, or nil
+	URL     *Value // streamable HTTP: the endpoint; nil for a stdio server
+	Headers *Value // streamable HTTP: an object of strings sent with every request, or nil
+	// Tools are the tools workflows may use (`tools = ["a", "b"]`); nil
+	// allows every tool the server lists.
+	Tools []string
+	// Timeout bounds one tool call (0: the default); Retry is how many more
+	// times a call that could not reach the server is tried, waiting
+	// Backoff ("first..longest", "" for the default) between tries.
+	Timeout time.Duration
+	Retry   int
+	Backoff string
+	// Locked is what the lock file next to the declaring file records of
+	// the server, or nil when it has no entry for it.
+	Locked *mcplock.Server
+	File   string    // the declaring file's name, as given to the compiler
+	Span   diag.Span // the whole declaration
+}
+
+// Allows reports whether workflows may use the server's tool name.
+func (s *Server) Allows(name string) bool {
+	return s.Tools == nil || slices.Contains(s.Tools, name)
 }
 
 // Workflow returns the workflow with the given id, or nil.
@@ -202,6 +247,7 @@ type Value struct {
 	Template *Template // set for string literals, with or without <<…>>
 	Path     *Path     // set for keys of TypePath
 	Tools    []string  // for keys of TypeTools: the backend tool names listed
+	Servers  []string  // for keys of TypeTools: the MCP servers listed, whose tools it offers
 	Frontend bool      // for keys of TypeTools: the list also takes tools from the context (the client's)
 }
 
