@@ -6,13 +6,15 @@ import "github.com/alecthomas/participle/v2/lexer"
 // its last token), filled in by the parser; Span converts them. The struct
 // tags are the grammar: participle reads them.
 
-// File is one .wf source file.
+// File is one .wf source file: workflows and MCP server declarations, in
+// any order (Decls gives them in source order).
 type File struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
 	Version   *Version    `parser:"( Newline | Semi )* @@"`
-	Workflows []*Workflow `parser:"( @@ | Newline | Semi )*"`
+	Workflows []*Workflow `parser:"( @@"`
+	Servers   []*Server   `parser:"| @@ | Newline | Semi )*"`
 
 	Name     string     `parser:""` // the file name given to Parse
 	Comments []*Comment `parser:""` // every comment, in source order
@@ -48,6 +50,16 @@ type Workflow struct {
 
 	Name    *Ident    `parser:"\"workflow\" @@ \"{\""`
 	Members []*Member `parser:"( @@ | Newline | Semi )* \"}\""`
+}
+
+// Server is a top-level `mcp name { key = value … }` declaration of an
+// MCP server whose tools workflows use. Its body holds attributes only.
+type Server struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Name  *Ident  `parser:"\"mcp\" @@ \"{\""`
+	Attrs []*Attr `parser:"( @@ | Newline | Semi )* \"}\""`
 }
 
 // Member is one entry of a workflow: an attribute, a tool or the flow.
@@ -457,6 +469,7 @@ func (n *Comment) span() (lexer.Position, lexer.Position)   { return n.Pos, n.En
 func (n *Version) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
 func (n *Ident) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
 func (n *Workflow) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
+func (n *Server) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
 func (n *Member) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
 func (n *Attr) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
 func (n *Tool) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
@@ -498,3 +511,20 @@ func (n *Arg) span() (lexer.Position, lexer.Position)       { return n.Pos, n.En
 func (n *ArgPart) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
 func (n *ArgGroup) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
 func (n *PathKey) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
+
+// Decls returns the file's workflows (*Workflow) and MCP server
+// declarations (*Server) in source order.
+func (f *File) Decls() []any {
+	out := make([]any, 0, len(f.Workflows)+len(f.Servers))
+	w, s := 0, 0
+	for w < len(f.Workflows) || s < len(f.Servers) {
+		if s == len(f.Servers) || w < len(f.Workflows) && f.Workflows[w].Pos.Offset < f.Servers[s].Pos.Offset {
+			out = append(out, f.Workflows[w])
+			w++
+			continue
+		}
+		out = append(out, f.Servers[s])
+		s++
+	}
+	return out
+}

@@ -211,6 +211,8 @@ func nodeWords(name string) string {
 		return "string"
 	case "StrPart":
 		return "text"
+	case "Server":
+		return `"mcp"`
 	case "Workflow", "Tool", "Set", "If", "Switch", "For", "While", "Goto", "Step",
 		"Parallel", "Branch", "Try", "End", "Fail":
 		return `"` + strings.ToLower(name) + `"`

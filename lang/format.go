@@ -13,7 +13,8 @@ import (
 )
 
 // Format prints f, parsed from src, in the one canonical layout: `wf 1`
-// first, a blank line between workflows, two-space indentation, one
+// first, a blank line between workflows and MCP server declarations (kept
+// in source order), two-space indentation, one
 // statement, entry or assignment per line, non-empty blocks always
 // expanded, the `=` of consecutive `key = value` lines aligned, at most one
 // blank line where the source had several, and every comment kept.
@@ -428,11 +429,17 @@ func (p *printer) file(f *File) {
 	p.lead(v.Pos)
 	p.keyword(v.Pos.Offset, "wf")
 	p.emit(v.EndPos.Offset-len(v.Number), v.EndPos.Offset, v.Number, true)
-	for _, w := range f.Workflows {
-		p.finish(w.Pos.Offset)
+	for _, d := range f.Decls() {
+		pos, _ := d.(positioned).span()
+		p.finish(pos.Offset)
 		p.force = true
-		p.lead(w.Pos)
-		p.workflow(w)
+		p.lead(pos)
+		switch d := d.(type) {
+		case *Workflow:
+			p.workflow(d)
+		case *Server:
+			p.server(d)
+		}
 	}
 	p.finish(len(p.src))
 	p.ownComments(len(p.src) + 1)
@@ -442,6 +449,12 @@ func (p *printer) workflow(w *Workflow) {
 	p.keyword(w.Pos.Offset, "workflow")
 	p.ident(w.Name)
 	list(p, p.next(w.Name.EndPos.Offset), w.EndPos.Offset-1, w.Members, p.member)
+}
+
+func (p *printer) server(s *Server) {
+	p.keyword(s.Pos.Offset, "mcp")
+	p.ident(s.Name)
+	list(p, p.next(s.Name.EndPos.Offset), s.EndPos.Offset-1, s.Attrs, p.attr)
 }
 
 func (p *printer) member(m *Member) {

@@ -64,9 +64,13 @@ func (g *generator) file() string {
 	g.w("wf")
 	g.gap()
 	g.w("1")
-	for range 1 + g.r.IntN(2) {
+	for range 1 + g.r.IntN(3) {
 		g.sep()
-		g.workflow()
+		if g.r.IntN(3) == 0 {
+			g.server()
+		} else {
+			g.workflow()
+		}
 	}
 	g.w(g.pick("\n", "", "\n// tail\n", "\n\n/* tail */", " // end"))
 	return g.b.String()
@@ -99,6 +103,15 @@ func (g *generator) workflow() {
 			g.block()
 		}
 	}, 4)
+}
+
+// server writes an MCP server declaration: attributes only.
+func (g *generator) server() {
+	g.w("mcp")
+	g.gap()
+	g.w(fmt.Sprintf("s%d", g.r.IntN(100)))
+	g.gap()
+	g.list(g.attr, 4)
 }
 
 // list writes `{ items }` with up to max items.

@@ -314,6 +314,7 @@ var statementHints = map[string]string{
 	"catch":    "catch must follow the \"}\" of its try block, on the same line",
 	"flow":     "flow needs a block: `flow { … }`",
 	"tool":     "a tool is declared in the workflow block, next to the flow, not inside it",
+	"mcp":      "an MCP server is declared at the top level of a file, beside the workflows: `mcp name { command = \"…\" }`",
 	"->":       "-> must follow its node on the same line and name a path: `say \"x\" -> $out`",
 	"=":        "unexpected \"=\": write each `key = value` on a line of its own, or separate them with \";\"",
 }

@@ -81,8 +81,11 @@ func (p *postParse) run() {
 	if v := f.Version; v != nil && v.Number != "1" {
 		p.errorf(v.Pos, v.EndPos, CodeVersion, "unsupported language version %s (this aguic reads wf %d)", v.Number, LanguageVersion)
 	}
-	if v := f.Version; v != nil && len(f.Workflows) > 0 && !p.separated(v.EndPos, f.Workflows[0].Pos) {
-		p.errorf(f.Workflows[0].Pos, f.Workflows[0].Pos, CodeSyntax, "expected newline after the wf line, found %q", "workflow")
+	if decls := f.Decls(); f.Version != nil && len(decls) > 0 {
+		pos, keyword := declStart(decls[0])
+		if !p.separated(f.Version.EndPos, pos) {
+			p.errorf(pos, pos, CodeSyntax, "expected newline after the wf line, found %q", keyword)
+		}
 	}
 	Inspect(f, func(n any) bool {
 		switch n := n.(type) {
@@ -99,6 +102,9 @@ func (p *postParse) run() {
 		case *Workflow:
 			p.checkName(n.Name, "a workflow")
 			checkSeparated(p, n.Members)
+		case *Server:
+			p.checkName(n.Name, "an MCP server")
+			checkSeparated(p, n.Attrs)
 		case *Tool:
 			p.checkName(n.Name, "a tool")
 			checkSeparated(p, n.Items)
@@ -133,6 +139,14 @@ func (p *postParse) run() {
 		}
 		return true
 	})
+}
+
+// declStart returns where a top-level declaration starts and its keyword.
+func declStart(d any) (lexer.Position, string) {
+	if s, ok := d.(*Server); ok {
+		return s.Pos, "mcp"
+	}
+	return d.(*Workflow).Pos, "workflow"
 }
 
 func (p *postParse) checkName(id *Ident, what string) {
