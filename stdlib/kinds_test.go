@@ -23,13 +23,13 @@ func TestKindNames(t *testing.T) {
 		"say", "model", "frontend_tool", "backend_tool", "suspend", "interrupt", "sleep",
 		"state sync", "state snapshot", "state delta",
 		"activity sync", "activity snapshot", "activity delta",
-		"emit", "http", "call", "output",
+		"emit", "http", "call", "mcp", "output",
 	}
 	slices.Sort(want)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("kinds = %q\nwant %q", got, want)
 	}
-	if got, want := r.KindNames(), []string{"activity", "backend_tool", "call", "emit", "frontend_tool", "http", "interrupt", "model", "output", "say", "sleep", "state", "suspend"}; !reflect.DeepEqual(got, want) {
+	if got, want := r.KindNames(), []string{"activity", "backend_tool", "call", "emit", "frontend_tool", "http", "interrupt", "mcp", "model", "output", "say", "sleep", "state", "suspend"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("KindNames = %q, want %q", got, want)
 	}
 	for _, kind := range []string{"state", "activity"} {
@@ -67,6 +67,7 @@ func TestKindShapes(t *testing.T) {
 		"emit":              {arg: "name"},
 		"http":              {arg: "url", result: true},
 		"call":              {arg: "workflow", result: true},
+		"mcp":               {arg: "tool", result: true},
 		"output":            {arg: "value"},
 	}
 	for _, k := range Registry().Kinds() {
@@ -262,7 +263,10 @@ func checkExample(k *vm.KindSpec) error {
 	rest = strings.TrimSpace(rest)
 	if k.Word != nil {
 		word, after, _ := strings.Cut(rest, " ")
-		if !slices.Contains(k.Word.Values, word) {
+		if k.Word.Servers && !bareIdent.MatchString(word) {
+			return fmt.Errorf("%s %q is not a bare identifier", k.Word.Name, word)
+		}
+		if !k.Word.Servers && !slices.Contains(k.Word.Values, word) {
 			return fmt.Errorf("%s %q is not one of %q", k.Word.Name, word, k.Word.Values)
 		}
 		rest = strings.TrimSpace(after)
@@ -282,7 +286,7 @@ func checkExample(k *vm.KindSpec) error {
 		return fmt.Errorf("has argument %q, yet none is declared", arg)
 	case k.Arg != nil && k.Arg.Required && arg == "":
 		return fmt.Errorf("lacks the required %s", k.Arg.Name)
-	case k.Arg != nil && k.Arg.Type == vm.TypeString && arg != "" && !strings.HasPrefix(arg, `"`):
+	case k.Arg != nil && (k.Arg.Type == vm.TypeString || k.Arg.Type == vm.TypeServerTool) && arg != "" && !strings.HasPrefix(arg, `"`):
 		return fmt.Errorf("%s %s is not a string", k.Arg.Name, arg)
 	case k.Arg != nil && k.Arg.Type == vm.TypeWorkflow && !bareIdent.MatchString(arg):
 		return fmt.Errorf("%s %s is not a bare identifier", k.Arg.Name, arg)
@@ -407,6 +411,8 @@ func TestCheckExampleRejects(t *testing.T) {
 		{"suspend", `suspend "now"`},
 		{"http", `http FETCH "https://example.com"`},
 		{"call", `call "child"`},
+		{"mcp", `mcp "everything" "echo"`},
+		{"mcp", `mcp everything echo`},
 		{"interrupt", `ask: interrupt { message = "Sure?" }`},
 		{"frontend_tool", "t: frontend_tool \"confirm\" {\n  on result { say \"a\" }\n}"},
 		{"model", `model { prompt = "a" } trailing`},

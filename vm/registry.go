@@ -29,9 +29,17 @@ const (
 	// tool arguments that predict them: {document: "document"}, or, when
 	// the key's Of names a tools key, {document: "write_document.document"}.
 	TypePredictions
+	// TypeServerTool is the name of a tool of the MCP server the node's
+	// word names (WordSpec.Servers): a string literal without <<…>>, which
+	// must be a tool the server's lock lists and its tools list allows.
+	TypeServerTool
+	// TypeArguments is an object of the arguments of the tool the node's
+	// argument names (TypeServerTool): a map literal is checked against
+	// the tool's locked input schema.
+	TypeArguments
 )
 
-var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow", "predictions"}
+var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow", "predictions", "server tool", "arguments"}
 
 func (t Type) String() string { return typeNames[t] }
 
@@ -144,6 +152,9 @@ const (
 type WordSpec struct {
 	Name   string   // what the word is, for messages: "method"
 	Values []string // the accepted words
+	// Servers says that the word names an MCP server the program declares
+	// (`mcp name { … }`) instead of one of Values.
+	Servers bool
 }
 
 // ArgSpec declares the positional argument.
