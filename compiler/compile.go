@@ -25,7 +25,8 @@ import (
 	"github.com/expr-lang/expr"
 )
 
-// Source is one .wf file's name and text.
+// Source is one source file's name and text: a .wf file, or a lock file
+// of MCP servers when its base name is mcplock.FileName.
 type Source struct {
 	Name string
 	Text []byte
@@ -70,6 +71,19 @@ const (
 	CodeUnknownWorkflow = "WF170" // call of an unknown workflow
 	CodeCallCycle       = "WF171" // workflows that call each other in a cycle
 	CodeCallConvo       = "WF172" // call of a conversation workflow
+
+	CodeServerDecl        = "WF180" // an mcp server without exactly one of command and url, with a key its transport does not take, or an unknown attribute
+	CodeDuplicateServer   = "WF181" // two mcp servers with one name
+	CodeUnknownServer     = "WF182" // a call of an mcp server no file declares
+	CodeServerContext     = "WF183" // an mcp server's value that reads the context
+	CodeLiteralSecret     = "WF184" // a secret written as a literal in an mcp server's env or headers (warning)
+	CodeNotLocked         = "WF185" // an mcp server that mcp.lock.json does not lock (warning)
+	CodeStaleLock         = "WF186" // an mcp server declared otherwise than when it was locked (warning)
+	CodeLockFile          = "WF187" // an mcp.lock.json that cannot be read
+	CodeUnknownServerTool = "WF188" // a tool the locked mcp server does not list
+	CodeToolNotAllowed    = "WF189" // a tool the mcp server's tools list leaves out
+	CodeToolArgs          = "WF190" // a call's arguments that do not fit the tool's input schema
+	CodeToolClash         = "WF191" // a tools list that offers two tools with one name, or names both a tool and a server
 )
 
 // The messages of related spans that point at the first of two
@@ -85,13 +99,29 @@ var builtinRoots = []string{"agent", "input"}
 // Compile checks and lowers every workflow of srcs against reg. The program
 // is nil when any file has an error; the diagnostics are sorted. Sources
 // are read as lang.Clean returns them (no byte order mark, LF line ends).
+//
+// A source whose base name is mcplock.FileName is the lock file of the MCP
+// servers declared by the .wf files of its directory: the servers get
+// their Locked entry from it, and the calls of their tools are checked
+// against it.
 func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	sh := newShared(reg)
-	parsed := make([]*fileCompiler, len(srcs))
-	forEach(len(srcs), func(i int) {
-		text := lang.Clean(srcs[i].Text)
-		f, diags := lang.Parse(srcs[i].Name, text)
-		parsed[i] = &fileCompiler{shared: sh, src: text, file: diag.NewFile(srcs[i].Name, text), ast: f, diags: diags}
+	cleaned := make([]Source, len(srcs))
+	var wfSrcs, lockSrcs []Source
+	for i, s := range srcs {
+		cleaned[i] = Source{Name: s.Name, Text: lang.Clean(s.Text)}
+		if isLock(s.Name) {
+			lockSrcs = append(lockSrcs, cleaned[i])
+		} else {
+			wfSrcs = append(wfSrcs, cleaned[i])
+		}
+	}
+	locks, lockDiags := readLocks(lockSrcs)
+	parsed := make([]*fileCompiler, len(wfSrcs))
+	forEach(len(wfSrcs), func(i int) {
+		text := wfSrcs[i].Text
+		f, diags := lang.Parse(wfSrcs[i].Name, text)
+		parsed[i] = &fileCompiler{shared: sh, src: text, file: diag.NewFile(wfSrcs[i].Name, text), ast: f, diags: diags}
 	})
 
 	// Workflow ids across files, first occurrence wins.
@@ -116,6 +146,7 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	for _, fc := range parsed {
 		sh.parseFailed = sh.parseFailed || fc.ast == nil
 	}
+	servers := sh.declareServers(parsed, locks)
 
 	forEach(len(parsed), func(i int) {
 		if parsed[i].ast != nil {
@@ -123,13 +154,9 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		}
 	})
 
-	var all diag.List
-	cleaned := make([]Source, len(parsed))
-	for i, fc := range parsed {
-		cleaned[i] = Source{Name: srcs[i].Name, Text: fc.src}
-	}
+	all := lockDiags
 	_, hash := Bundle(cleaned)
-	prog := &vm.Program{Hash: hash}
+	prog := &vm.Program{Hash: hash, Servers: servers}
 	var calls []callRef
 	for _, fc := range parsed {
 		all = append(all, fc.diags...)
@@ -198,6 +225,10 @@ type shared struct {
 	funcNames   []string
 	workflowIDs map[string]bool
 	parseFailed bool // some file has a syntax error: its workflows are unknown
+	// The MCP servers of every file, the first of each name, and their
+	// names, sorted.
+	servers     map[string]*vm.Server
+	serverNames []string
 }
 
 func newShared(reg *vm.Registry) *shared {

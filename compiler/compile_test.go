@@ -3,8 +3,10 @@ package compiler_test
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,13 +14,14 @@ import (
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/mcplock"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // TestCheck compiles the .wf files of each testdata/check/*.txtar archive
-// together and compares the diagnostics with its `want` file and, when the
+// together, with the mcp.lock.json files it holds, and compares the diagnostics with its `want` file and, when the
 // program compiles, the lowered graph with its `graph` file.
 func TestCheck(t *testing.T) {
 	files, err := filepath.Glob("testdata/check/*.txtar")
@@ -34,7 +37,7 @@ func TestCheck(t *testing.T) {
 			}
 			var srcs []compiler.Source
 			for _, f := range ar.Files {
-				if strings.HasSuffix(f.Name, ".wf") {
+				if strings.HasSuffix(f.Name, ".wf") || filepath.Base(f.Name) == mcplock.FileName {
 					srcs = append(srcs, compiler.Source{Name: f.Name, Text: f.Data})
 				}
 			}
@@ -112,6 +115,24 @@ func compare(t *testing.T, path string, ar *txtar.Archive, got map[string]string
 // its kind, the source of its main expression and its edges.
 func dumpProgram(p *vm.Program) string {
 	var b bytes.Buffer
+	for _, s := range p.Servers {
+		fmt.Fprintf(&b, "mcp %s", s.Name)
+		for _, v := range []struct {
+			name string
+			v    *vm.Value
+		}{{"command", s.Command}, {"args", s.Args}, {"env", s.Env}, {"url", s.URL}, {"headers", s.Headers}} {
+			if v.v != nil {
+				fmt.Fprintf(&b, " %s=%s", v.name, v.v.Source)
+			}
+		}
+		if s.Tools != nil {
+			fmt.Fprintf(&b, " tools=%q", s.Tools)
+		}
+		if s.Timeout != 0 || s.Retry != 0 || s.Backoff != "" {
+			fmt.Fprintf(&b, " timeout=%s retry=%d backoff=%q", s.Timeout, s.Retry, s.Backoff)
+		}
+		fmt.Fprintf(&b, " file=%s locked=%v\n", s.File, s.Locked != nil)
+	}
 	for _, w := range p.Workflows {
 		fmt.Fprintf(&b, "workflow %s conversation=%v entry=%q\n", w.ID, w.Conversation, w.Entry)
 		for _, tool := range w.Tools {
@@ -123,6 +144,13 @@ func dumpProgram(p *vm.Program) string {
 				impl = tool.Impl.Kind
 			}
 			fmt.Fprintf(&b, "  tool %s (%s)\n", tool.Name, impl)
+			if tool.Impl != nil && tool.Impl.Spec != nil && tool.Impl.Spec.Word != nil && tool.Impl.Spec.Word.Servers {
+				params := "nil"
+				if tool.Parameters != nil {
+					params = tool.Parameters.Source
+				}
+				fmt.Fprintf(&b, "    description %q parameters %s\n", tool.Description, params)
+			}
 		}
 		for _, n := range w.Nodes {
 			fmt.Fprintf(&b, "  %s: %s", n.ID, n.Kind)
@@ -137,6 +165,11 @@ func dumpProgram(p *vm.Program) string {
 			}
 			if n.Suspends {
 				b.WriteString(" suspends")
+			}
+			for _, key := range slices.Sorted(maps.Keys(n.Keys)) {
+				if v := n.Keys[key]; v != nil && v.Servers != nil {
+					fmt.Fprintf(&b, " %s: tools=%q servers=%q", key, v.Tools, v.Servers)
+				}
 			}
 			for _, e := range n.Edges {
 				to := e.To

@@ -18,6 +18,7 @@ import (
 	"github.com/aguic/aguic/graph"
 	"github.com/aguic/aguic/internal/golden"
 	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/mcplock"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 )
@@ -29,7 +30,9 @@ import (
 //     holds exactly the diagnostics it produces, one per line, each
 //     followed by a `note:` line for each of its related spans; a ```dot
 //     block after a clean ```wf block holds what `aguic graph --format dot`
-//     draws of it (-update rewrites both kinds of blocks);
+//     draws of it (-update rewrites both kinds of blocks); a
+//     ```json mcp.lock.json block right before a ```wf block is the lock
+//     file of its MCP servers, compiled beside it;
 //   - every ```wf-fragment block holds statements that compile without a
 //     diagnostic once wrapped into the flow of a conversation workflow
 //     (fragmentHead and fragmentTail);
@@ -141,11 +144,35 @@ func following(fs []fence, i int, lines []string) *fence {
 	return &fs[i+1]
 }
 
-// compileDoc compiles one example as example.wf and returns its
-// diagnostics, one per line (see diagLines).
-func compileDoc(reg *vm.Registry, src string) []string {
-	_, diags := compiler.Compile(reg, compiler.Source{Name: "example.wf", Text: []byte(src)})
+// compileDoc compiles one example as example.wf, beside the lock file of
+// its MCP servers when lock is not "", and returns its diagnostics, one
+// per line (see diagLines).
+func compileDoc(reg *vm.Registry, src, lock string) []string {
+	_, diags := compiler.Compile(reg, docSources(src, lock)...)
 	return diagLines(diags)
+}
+
+// docSources are the sources of an example: example.wf, and its lock
+// file when lock is not "".
+func docSources(src, lock string) []compiler.Source {
+	srcs := []compiler.Source{{Name: "example.wf", Text: []byte(src)}}
+	if lock != "" {
+		srcs = append(srcs, compiler.Source{Name: mcplock.FileName, Text: []byte(lock)})
+	}
+	return srcs
+}
+
+// lockInfo is the info string of a block that holds the lock file of the
+// ```wf block right after it.
+const lockInfo = "json " + mcplock.FileName
+
+// lockBefore returns the lock file the block before fs[i] holds for it,
+// or "".
+func lockBefore(fs []fence, i int, lines []string) string {
+	if i == 0 || fs[i-1].info != lockInfo || following(fs, i-1, lines) == nil {
+		return ""
+	}
+	return fs[i-1].body
 }
 
 // diagLines renders l one line a diagnostic, each followed by a line for
@@ -229,7 +256,7 @@ func TestDocsExamples(t *testing.T) {
 				switch f.info {
 				case "wf":
 					checked++
-					prog, diags := compiler.Compile(reg, compiler.Source{Name: "example.wf", Text: []byte(f.body)})
+					prog, diags := compiler.Compile(reg, docSources(f.body, lockBefore(fs, i, lines))...)
 					got := diagLines(diags)
 					switch {
 					case next != nil && next.info == "text":
@@ -246,9 +273,13 @@ func TestDocsExamples(t *testing.T) {
 						t.Errorf("%s:%d: a wf-fragment block cannot be followed by a %s block: make it a whole file in a wf block", name, f.line, next.info)
 						continue
 					}
-					if got := compileDoc(reg, wrapFragment(f.body)); len(got) > 0 {
+					if got := compileDoc(reg, wrapFragment(f.body), ""); len(got) > 0 {
 						t.Errorf("%s:%d: wf-fragment block has diagnostics once wrapped into a conversation workflow:\n%s",
 							name, f.line, explain(f, got, strings.Count(fragmentHead, "\n")))
+					}
+				case lockInfo:
+					if next == nil || next.info != "wf" {
+						t.Errorf("%s:%d: a %s block must be followed by the wf block it locks the servers of", name, f.line, lockInfo)
 					}
 				default:
 					if strings.HasPrefix(f.info, "wf") {
@@ -427,8 +458,8 @@ func TestDocsKinds(t *testing.T) {
 			t.Errorf("kind %q has no example to document", k.Name)
 			continue
 		}
-		src := kindExampleFile(k.Example)
-		if got := compileDoc(reg, src); len(got) > 0 {
+		src, lock := kindExampleFile(k)
+		if got := compileDoc(reg, src, lock); len(got) > 0 {
 			t.Errorf("%s: the example of %q (in the section of %q) has diagnostics:\n\t%s\n--- compiled as\n%s",
 				docName(languageDoc), k.Name, k.Name, strings.Join(got, "\n\t"), src)
 		}
@@ -496,8 +527,11 @@ var (
 
 // kindExampleFile makes a whole file of a kind's example: a conversation
 // workflow that first writes every context root the example names (other
-// than the built-in ones), beside a workflow for each one it calls.
-func kindExampleFile(example string) string {
+// than the built-in ones), beside a workflow for each one it calls; and
+// for a kind whose word names an MCP server, beside the server's
+// declaration, with a lock file that lists the tool it calls.
+func kindExampleFile(k *vm.KindSpec) (src, lock string) {
+	example := k.Example
 	var b strings.Builder
 	b.WriteString(fragmentHead)
 	var roots []string
@@ -518,8 +552,29 @@ func kindExampleFile(example string) string {
 			fmt.Fprintf(&b, "workflow %s {\n  flow { output $input }\n}\n", m[1])
 		}
 	}
-	return b.String()
+	if k.Word == nil || !k.Word.Servers {
+		return b.String(), ""
+	}
+	m := serverCallRE.FindStringSubmatch(example)
+	if m == nil {
+		return b.String(), ""
+	}
+	command := `"mcp-server-` + m[1] + `"`
+	fmt.Fprintf(&b, "mcp %s {\n  command = %s\n}\n", m[1], command)
+	f := &mcplock.File{Servers: map[string]*mcplock.Server{m[1]: {
+		From:  mcplock.Origin{Command: command},
+		Tools: []mcplock.Tool{{Name: m[2], InputSchema: map[string]any{"type": "object"}}},
+	}}}
+	data, err := f.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	return b.String(), string(data)
 }
+
+// serverCallRE matches the server and the tool of a call of a server's
+// tool: `mcp everything "get-sum"`.
+var serverCallRE = regexp.MustCompile(`^[a-z_]+\s+([A-Za-z_][A-Za-z0-9_]*)\s+"([^"]+)"`)
 
 // renderKinds writes the node kind reference: a summary table, then one
 // section per kind.
@@ -535,7 +590,10 @@ func renderKinds(reg *vm.Registry) string {
 		fmt.Fprintf(&b, "\n### `%s`\n\n", k.Name)
 		b.WriteString(cell(k.Doc, false) + "\n\n")
 		fmt.Fprintf(&b, "Shape: `%s`\n\n", shape(k))
-		if k.Word != nil {
+		switch {
+		case k.Word != nil && k.Word.Servers:
+			fmt.Fprintf(&b, "- **%s**: a bare word right after `%s`: the name of an [MCP server](#mcp-servers) the files declare.\n", capitalize(k.Word.Name), k.Name)
+		case k.Word != nil:
 			fmt.Fprintf(&b, "- **%s**: a bare word right after `%s`: %s.\n", capitalize(k.Word.Name), k.Name, orWords(k.Word.Values, "`"))
 		}
 		if a := k.Arg; a != nil {
@@ -604,7 +662,7 @@ func shape(k *vm.KindSpec) string {
 	}
 	if a := k.Arg; a != nil {
 		arg := strings.ReplaceAll(a.Name, " ", "_")
-		if a.Type == vm.TypeString {
+		if a.Type == vm.TypeString || a.Type == vm.TypeServerTool {
 			arg = `"` + arg + `"`
 		}
 		if !a.Required {

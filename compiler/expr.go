@@ -74,6 +74,10 @@ type env struct {
 	// to its kind, which are errors there.
 	bound   string
 	unbound map[string]string
+	// servers are the MCP servers' names, for a tools key; constant says
+	// that the value is an MCP server's, which may not read the context.
+	servers  []string
+	constant bool
 }
 
 func (e env) with(local string) env {
@@ -249,6 +253,9 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 		case name == "$env":
 			c.diags.Errorf(span, lang.CodeReserved, "$env is reserved: it names the whole expression environment; use another root")
 			bad = true
+		case strings.HasPrefix(name, "$") && e.constant:
+			c.diags.Errorf(span, CodeServerContext, "an mcp server's values are evaluated when aguic connects to it, before any run: they cannot read %s", name)
+			bad = true
 		case strings.HasPrefix(name, "$"):
 			root := name[1:]
 			if root == "args" {
@@ -272,15 +279,18 @@ func (c *fileCompiler) checkRefs(src *exprSource, text string, r *refs, e env) (
 				c.diags.Errorf(span, CodeUnknownFunc, "unknown function %q%s", name, suggest(name, c.funcNames))
 				bad = true
 			}
-		case slices.Contains(e.locals, name), slices.Contains(e.tools, name), slices.Contains(r.lets, name):
+		case slices.Contains(e.tools, name) && slices.Contains(e.servers, name):
+			c.diags.Errorf(span, CodeToolClash, "%q names both a tool of this workflow and an mcp server: rename one of them", name)
+			bad = true
+		case slices.Contains(e.locals, name), slices.Contains(e.tools, name), slices.Contains(e.servers, name), slices.Contains(r.lets, name):
 		default:
-			cands := append(slices.Clone(e.locals), e.tools...)
+			cands := slices.Concat(e.locals, e.tools, e.servers)
 			hint := suggest(name, cands)
-			if hint == "" && slices.Contains(c.rootNames(), "$"+name) {
+			if hint == "" && !e.constant && slices.Contains(c.rootNames(), "$"+name) {
 				hint = fmt.Sprintf(" (did you mean %q?)", "$"+name)
 			}
 			what := "name"
-			if len(e.tools) > 0 {
+			if len(e.tools) > 0 || len(e.servers) > 0 {
 				what = "tool"
 			}
 			c.diags.Errorf(span, CodeUnknownName, "unknown %s %q%s", what, name, hint)

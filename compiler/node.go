@@ -48,7 +48,10 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	}
 	out.Spec = spec
 
-	if spec.Word != nil {
+	switch {
+	case spec.Word != nil && spec.Word.Servers:
+		argStart = l.serverWord(n, out, spec, kindSpan)
+	case spec.Word != nil:
 		word := firstWord(n.Arg)
 		switch {
 		case word == "":
@@ -82,7 +85,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	case spec.Arg != nil && spec.Arg.Required && !hasArg:
 		c.diags.Errorf(kindSpan, CodeArg, "%s needs a %s argument", spec.Name, spec.Arg.Name)
 	case spec.Arg != nil && hasArg:
-		out.Arg = l.arg(n.Arg, argStart, spec, sc)
+		out.Arg = l.arg(n.Arg, argStart, spec, out, sc)
 	}
 
 	misplaced := !l.wfConversation() && spec.Convo
@@ -116,6 +119,9 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 	for _, ks := range spec.Keys {
 		if ks.Required && !has(ks.Name) {
 			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
+		}
+		if ks.Type == vm.TypeArguments && !has(ks.Name) {
+			l.checkCallArgs(out, nil, nil, sc)
 		}
 		if ks.Writes && ks.Path != "" && !has(ks.Name) && persists(spec, out) {
 			root, rest, _ := strings.Cut(strings.TrimPrefix(ks.Path, "$"), ".")
@@ -268,10 +274,13 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// arg compiles a node's positional argument.
-func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, sc *scope) *vm.Value {
+// arg compiles the positional argument of node out.
+func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, out *vm.Node, sc *scope) *vm.Value {
 	c := l.c
 	s := argRest(arg, start)
+	if spec.Arg.Type == vm.TypeServerTool {
+		return l.serverToolArg(s, spec, out, sc)
+	}
 	if spec.Arg.Type == vm.TypeWorkflow {
 		span := c.span(s.pos, s.end)
 		if len(s.tokens) != 1 || !isIdent(s.tokens[0]) {
@@ -314,10 +323,16 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 		for _, t := range l.wf.Tools {
 			e.tools = append(e.tools, t.Name)
 		}
+		e.servers = c.serverNames
 		v := c.value(s, vm.TypeList, nil, e, ks.Name)
 		if v != nil && v.Expr != nil {
-			v.Tools, v.Frontend = toolRefs(v.Expr, e.tools)
+			v.Tools, v.Servers, v.Frontend = toolRefs(v.Expr, e.tools, e.servers)
+			c.checkOffered(v)
 		}
+		return v
+	case vm.TypeArguments:
+		v, src := c.valueSource(s, vm.TypeObject, nil, sc.env, ks.Name)
+		l.checkCallArgs(n, v, src, sc)
 		return v
 	case vm.TypePredictions:
 		// A map literal, whose entries checkPredictions reads.
@@ -399,18 +414,26 @@ func (c *fileCompiler) cond(s syntax, e env) *vm.Value {
 // value compiles a value: a template when it is one string literal, else
 // an expression; then checks it against the wanted type where it can.
 func (c *fileCompiler) value(s syntax, want vm.Type, enum []string, e env, what string) *vm.Value {
+	v, _ := c.valueSource(s, want, enum, e, what)
+	return v
+}
+
+// valueSource is value that also returns the expression's source, which
+// maps the places of its parts back to the file; nil for a template.
+func (c *fileCompiler) valueSource(s syntax, want vm.Type, enum []string, e env, what string) (*vm.Value, *exprSource) {
 	v := &vm.Value{Span: c.span(s.pos, s.end), Source: string(c.src[s.pos.Offset:s.end.Offset])}
 	if s.single != nil {
 		v.Template = c.template(s.single, e)
 		c.checkTemplate(v, want, enum, what)
-		return v
+		return v, nil
 	}
-	x, t := c.compileExpr(c.source(s), e, false)
+	src := c.source(s)
+	x, t := c.compileExpr(src, e, false)
 	v.Expr = x
 	if x != nil && !typeFits(t, want) {
 		c.diags.Errorf(v.Span, CodeWrongType, "%s expects %s, found %s", what, article(want), describeType(t))
 	}
-	return v
+	return v, src
 }
 
 // template compiles each interpolation of a string literal.
@@ -508,19 +531,25 @@ func article(t vm.Type) string {
 	return "a " + t.String()
 }
 
-// toolRefs lists the backend tools a tools value names, and whether it may
-// also hold other tools (the client's frontend tools): anything in the list
-// that is not a backend tool's name.
-func toolRefs(x *vm.Expr, tools []string) (backend []string, frontend bool) {
+// toolRefs lists the backend tools and the MCP servers a tools value
+// names, and whether it may also hold other tools (the client's frontend
+// tools): anything in the list that is neither a backend tool's name nor
+// a server's.
+func toolRefs(x *vm.Expr, tools, servers []string) (backend, offering []string, frontend bool) {
 	v := &refs{callees: map[*ast.IdentifierNode]bool{}}
 	node := x.Program.Node()
 	ast.Walk(&node, v)
 	for _, id := range v.idents {
-		if slices.Contains(tools, id.Value) {
+		switch {
+		case slices.Contains(tools, id.Value):
 			if !slices.Contains(backend, id.Value) {
 				backend = append(backend, id.Value)
 			}
-		} else {
+		case slices.Contains(servers, id.Value):
+			if !slices.Contains(offering, id.Value) {
+				offering = append(offering, id.Value)
+			}
+		default:
 			frontend = true // a context path, a variable or a function's result
 		}
 	}
@@ -529,5 +558,5 @@ func toolRefs(x *vm.Expr, tools []string) (backend []string, frontend bool) {
 	if arr, ok := node.(*ast.ArrayNode); !ok || len(arr.Nodes) != len(v.idents) {
 		frontend = true
 	}
-	return backend, frontend
+	return backend, offering, frontend
 }

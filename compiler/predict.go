@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -123,8 +124,15 @@ func (l *lowerer) checkToolPredictions(v *vm.Value, ks *vm.KeySpec, tools *vm.Va
 		}
 		backend, frontend := tools.Tools, tools.Frontend
 		if !slices.Contains(backend, tool) {
-			if !frontend {
-				c.diags.Errorf(v.Span, CodePredict, "%s: %q is not a tool the model may call%s", ks.Name, tool, suggestTool(tool, backend))
+			offers, complete := c.serverOffers(tools.Servers)
+			if lt := offers[tool]; lt != nil {
+				if names := slices.Sorted(maps.Keys(schemaMap(lt.InputSchema, "properties"))); !slices.Contains(names, arg) {
+					c.diags.Errorf(v.Span, CodePredict, "%s: tool %q has no parameter %q to predict the state key %q from%s", ks.Name, tool, arg, p.key, argsHint(names, arg))
+				}
+				continue
+			}
+			if !frontend && complete {
+				c.diags.Errorf(v.Span, CodePredict, "%s: %q is not a tool the model may call%s", ks.Name, tool, suggestTool(tool, slices.Concat(backend, slices.Sorted(maps.Keys(offers)))))
 			}
 			continue
 		}

@@ -158,7 +158,12 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 			c.diags.Errorf(span, CodeUnknownKey, "unknown tool key %q%s", name, suggest(name, toolAttrs))
 		}
 	}
-	if _, set := seen["description"]; tool.Description == "" && !set {
+	// A server's tool describes itself: its description and parameters
+	// are the defaults of a tool it implements.
+	servesTool := len(nodes) == 1 && callsServer(c.reg.Kind(nodes[0].Name.Name))
+	_, described := seen["description"]
+	_, parameterized := seen["parameters"]
+	if tool.Description == "" && !described && !servesTool {
 		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeMissingKey, "tool %q needs a description", tool.Name)
 	}
 	if len(nodes) == 0 && result == nil {
@@ -173,6 +178,9 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	if len(nodes) == 1 {
 		if !c.toolNode(wf, tool, nodes[0], result) {
 			return
+		}
+		if servesTool {
+			c.toolFromLock(tool, described, parameterized)
 		}
 		e.bound = c.reg.Kind(nodes[0].Name.Name).Tool.Var
 		delete(e.unbound, e.bound)
