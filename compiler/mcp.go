@@ -91,13 +91,15 @@ func (sh *shared) declareServers(parsed []*fileCompiler, locks map[string]*lockF
 		}
 		lock := locks[filepath.Dir(fc.file.Name)]
 		for _, d := range fc.ast.Servers {
-			s := fc.server(d, lock)
 			span := fc.span(d.Name.Pos, d.Name.EndPos)
-			if at, dup := first[s.Name]; dup {
-				fc.diags.Add(diag.Errorf(span, CodeDuplicateServer, "mcp server %q is already declared", s.Name).WithRelated(at, firstDefined))
+			if at, dup := first[d.Name.Name]; dup {
+				fc.diags.Add(diag.Errorf(span, CodeDuplicateServer, "mcp server %q is already declared", d.Name.Name).WithRelated(at, firstDefined))
+				fc.server(d) // checked, not kept
 				continue
 			}
-			first[s.Name] = span
+			first[d.Name.Name] = span
+			s, toolSpans := fc.server(d)
+			fc.lockServer(s, d, lock, toolSpans)
 			sh.servers[s.Name] = s
 			sh.serverNames = append(sh.serverNames, s.Name)
 		}
@@ -110,9 +112,9 @@ func (sh *shared) declareServers(parsed []*fileCompiler, locks map[string]*lockF
 	return out
 }
 
-// server checks and lowers one `mcp name { … }` declaration, lock being
-// the lock file of its directory (nil for none).
-func (c *fileCompiler) server(d *lang.Server, lock *lockFile) *vm.Server {
+// server checks and lowers one `mcp name { … }` declaration. It returns
+// the server and the span of each name of its tools.
+func (c *fileCompiler) server(d *lang.Server) (*vm.Server, []diag.Span) {
 	s := &vm.Server{Name: d.Name.Name, File: c.file.Name, Span: c.span(d.Pos, d.EndPos)}
 	attrs := map[string]*lang.Attr{}
 	var toolSpans []diag.Span // of the names in tools, in order
@@ -164,8 +166,15 @@ func (c *fileCompiler) server(d *lang.Server, lock *lockFile) *vm.Server {
 		}
 	}
 	c.checkTransport(d, attrs)
+	return s, toolSpans
+}
+
+// lockServer gives server s, declared by d, its entry of the lock of its
+// directory (nil for none), and checks the declaration against it:
+// unlocked, stale, or naming tools the server does not list.
+func (c *fileCompiler) lockServer(s *vm.Server, d *lang.Server, lock *lockFile, toolSpans []diag.Span) {
 	if lock != nil && lock.file == nil {
-		return s // the lock is an error of its own
+		return // the lock is an error of its own
 	}
 	s.Locked = lock.server(s.Name)
 	switch {
@@ -179,7 +188,6 @@ func (c *fileCompiler) server(d *lang.Server, lock *lockFile) *vm.Server {
 			c.checkLockedTool(s, t, toolSpans[i])
 		}
 	}
-	return s
 }
 
 // checkTransport checks that a declaration has a command or a url, not
@@ -261,7 +269,7 @@ func (c *fileCompiler) checkLockedTool(s *vm.Server, tool string, span diag.Span
 	}
 	hint := suggest(tool, s.Locked.ToolNames())
 	if hint == "" {
-		hint = fmt.Sprintf(" (it has %s)", orList(quoteAll(s.Locked.ToolNames())))
+		hint = fmt.Sprintf(" (it has %s)", andList(quoteAll(s.Locked.ToolNames())))
 		if len(s.Locked.Tools) == 0 {
 			hint = " (it has none)"
 		}

@@ -76,7 +76,7 @@ func listHint(names []string, name, intro string) string {
 	if len(names) == 0 {
 		return fmt.Sprintf(" (%s none)", intro)
 	}
-	return fmt.Sprintf(" (%s %s)", intro, orList(quoteAll(names)))
+	return fmt.Sprintf(" (%s %s)", intro, andList(quoteAll(names)))
 }
 
 // calledTool returns the server a node that calls a server's tool names,
@@ -108,7 +108,7 @@ func (l *lowerer) checkCallArgs(n *vm.Node, v *vm.Value, src *exprSource, sc *sc
 			return
 		}
 		if missing := requiredArgs(tool.InputSchema, nil); len(missing) > 0 {
-			c.diags.Errorf(n.Arg.Span, CodeToolArgs, "%s needs %s %s: pass them with args = {…}", what, plural(len(missing), "the argument", "the arguments"), andList(quoteAll(missing)))
+			c.diags.Errorf(n.Arg.Span, CodeToolArgs, "%s needs %s %s: pass %s with args = {…}", what, plural(len(missing), "the argument", "the arguments"), andList(quoteAll(missing)), plural(len(missing), "it", "them"))
 		}
 		return
 	}
@@ -164,7 +164,11 @@ func (c *fileCompiler) checkArgsObject(src *exprSource, m *ast.MapNode, schema m
 		ps, declared := props[key.Value]
 		if !declared {
 			if closed {
-				c.diags.Errorf(c.nodeSpan(src, key), CodeToolArgs, "%s has no argument %q%s", what, prefix+key.Value, listHint(prefixed(prefix, propNames), prefix+key.Value, "it takes"))
+				hint := fmt.Sprintf(" (it takes %s)", andList(quoteAll(prefixed(prefix, propNames))))
+				if len(key.Value) > 2 { // a short name is as close to any other
+					hint = listHint(prefixed(prefix, propNames), prefix+key.Value, "it takes")
+				}
+				c.diags.Errorf(c.nodeSpan(src, key), CodeToolArgs, "%s has no argument %q%s", what, prefix+key.Value, hint)
 			}
 			continue
 		}

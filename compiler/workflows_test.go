@@ -10,6 +10,7 @@ import (
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/mcplock"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
@@ -23,6 +24,7 @@ func TestExampleWorkflows(t *testing.T) {
 	if err != nil || len(paths) < 3 {
 		t.Fatalf("want at least three example workflows, found %d (%v)", len(paths), err)
 	}
+	paths = append(paths, filepath.Join("..", "workflows", mcplock.FileName))
 	var srcs []compiler.Source
 	fs := diag.FileSet{}
 	for _, p := range paths {
@@ -81,7 +83,11 @@ func TestExampleHeaders(t *testing.T) {
 		}
 		srcs = append(srcs, compiler.Source{Name: p, Text: text})
 	}
-	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	lock, err := os.ReadFile(filepath.Join("..", "workflows", mcplock.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, diags := compiler.Compile(stdlib.Registry(), append(srcs, compiler.Source{Name: filepath.Join("..", "workflows", mcplock.FileName), Text: lock})...)
 	if len(diags) > 0 {
 		t.Fatalf("example workflows have diagnostics: %v", diags)
 	}
