@@ -30,8 +30,8 @@ func isLock(name string) bool { return filepath.Base(name) == mcplock.FileName }
 
 // lockFile is one lock file, read.
 type lockFile struct {
-	name string         // the source's name
-	file *mcplock.File  // nil when it cannot be read
+	name string        // the source's name
+	file *mcplock.File // nil when it cannot be read
 	text []byte
 }
 
