@@ -32,7 +32,6 @@ func isLock(name string) bool { return filepath.Base(name) == mcplock.FileName }
 type lockFile struct {
 	name string        // the source's name
 	file *mcplock.File // nil when it cannot be read
-	text []byte
 }
 
 // readLocks reads the lock files, keyed by the directory they lock; a
@@ -41,7 +40,7 @@ func readLocks(srcs []Source) (map[string]*lockFile, diag.List) {
 	var diags diag.List
 	locks := map[string]*lockFile{}
 	for _, s := range srcs {
-		l := &lockFile{name: s.Name, text: s.Text}
+		l := &lockFile{name: s.Name}
 		f, err := mcplock.Parse(s.Text)
 		if err != nil {
 			msg := err.Error()
@@ -70,8 +69,8 @@ func lockErrorSpan(s Source) diag.Span {
 	return f.Span(0, min(1, len(s.Text)))
 }
 
-// server returns the lock entry of a server declared in file, and the
-// lock that holds it (nil when the directory has no readable lock).
+// server returns the entry of the server with the given name, or nil
+// when l is nil, cannot be read or has none.
 func (l *lockFile) server(name string) *mcplock.Server {
 	if l == nil || l.file == nil {
 		return nil

@@ -19,7 +19,9 @@ Check compiles every .wf file named by paths together, as one program: a
 workflow id must be unique across all of them and a call may name a
 workflow of any of them. A directory stands for every *.wf file below it,
 hidden directories and node_modules left out; the default is the current
-directory.
+directory. The mcp.lock.json of each directory that holds one of the files
+is read with them: it says which tools the MCP servers they declare have,
+and what arguments the tools take (aguic mcp lock writes it).
 
 Diagnostics go to standard output, sorted by file and position. The text
 format prints each as file:line:col: severity[code]: message with the source

@@ -1,14 +1,17 @@
 package main
 
 import (
-	"github.com/aguic/aguic/lang"
+	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/mcplock"
 )
 
 // wfFiles expands paths into the sorted list of .wf files they name: a
@@ -80,18 +83,32 @@ func stat(path string) (fs.FileInfo, error) {
 	return f.Stat()
 }
 
-// readSources reads every file, reporting each failure on stderr; ok is
-// false after any.
+// readSources reads every file, and the lock file of MCP servers
+// (mcplock.FileName) of each directory that holds one of them when it
+// exists, reporting each failure on stderr; ok is false after any.
 func readSources(e *env, files []string) (srcs []compiler.Source, ok bool) {
 	ok = true
-	for _, name := range files {
+	read := func(name string) {
 		text, err := os.ReadFile(name)
 		if err != nil {
 			e.errorf("%v", err)
 			ok = false
-			continue
+			return
 		}
 		srcs = append(srcs, compiler.Source{Name: name, Text: lang.Clean(text)})
+	}
+	dirs := map[string]bool{} // directory → whether its lock is read
+	for _, name := range files {
+		read(name)
+		dir := filepath.Dir(name)
+		dirs[dir] = dirs[dir] || filepath.Base(name) == mcplock.FileName
+	}
+	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
+		lock := filepath.Join(dir, mcplock.FileName)
+		if _, err := os.Stat(lock); dirs[dir] || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		read(lock)
 	}
 	return srcs, ok
 }

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
+	"github.com/aguic/aguic/mcplock"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -57,6 +59,9 @@ aguic fmt < chat.wf`,
 				status = exitUsage
 			}
 			for _, name := range files {
+				if filepath.Base(name) == mcplock.FileName {
+					continue // a lock of MCP servers is JSON, written by aguic mcp lock
+				}
 				status = max(status, o.file(e, name))
 			}
 			return status
