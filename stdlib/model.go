@@ -2,10 +2,14 @@ package stdlib
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,7 +178,12 @@ type modelState struct {
 	// Running marks a conversation saved in the middle of a tool round:
 	// the calls of the last reply that have neither a result after it nor
 	// a place in Pending are still to run.
-	Running bool      `json:"running,omitempty"`
+	Running bool `json:"running,omitempty"`
+	// Omitted, in a conversation saved while Running, is how many
+	// messages of chat_in Messages leaves out at History: chat_in reads a
+	// path of the frame, which holds them, and ChatSum is their digest.
+	Omitted int       `json:"omitted,omitempty"`
+	ChatSum string    `json:"chatSum,omitempty"`
 	Calls   []any     `json:"calls"` // the result's tool_calls so far
 	Usage   llm.Usage `json:"usage"`
 }
@@ -202,6 +211,12 @@ type modelRun struct {
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
 
 	st modelState
+	// chatIn is how many messages of st.Messages, from st.History, came
+	// from chat_in as the frame holds it now; 0 when unknown (the
+	// conversation was restored from a wait, whose chat_in may have
+	// changed since). chatSum is their digest, once a checkpoint made it.
+	chatIn  int
+	chatSum string
 }
 
 // newModelRun reads the node's keys, resolves the provider and gathers
@@ -401,11 +416,10 @@ func (m *modelRun) start() ([]string, error) {
 		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
 	m.st.History = len(m.st.Messages)
-	hist, err := llm.FromValue(chatIn)
+	hist, open, err := modelHistory(chatIn)
 	if err != nil {
-		return nil, vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+		return nil, err
 	}
-	hist, open := modelAnswerLost(hist)
 	var wait []string
 	for _, tc := range open {
 		if prompt == "" && len(images) == 0 && m.frontend[tc.Name] {
@@ -415,6 +429,7 @@ func (m *modelRun) start() ([]string, error) {
 		hist = append(hist, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
 	}
 	m.st.Messages = append(m.st.Messages, hist...)
+	m.chatIn = len(hist)
 	if len(wait) > 0 {
 		m.st.Replies = len(m.st.Messages)
 		return wait, nil
@@ -444,6 +459,18 @@ func (m *modelRun) start() ([]string, error) {
 // modelNoResult is the result a tool call of the history that never got
 // one is given, so that the model API takes the history.
 const modelNoResult = "error: the tool call got no result"
+
+// modelHistory reads chat_in's value: its messages, each tool call that
+// lost its answer given modelNoResult (modelAnswerLost), and the calls of
+// its last reply left without a result.
+func modelHistory(chatIn any) ([]llm.Message, []llm.ToolCall, error) {
+	hist, err := llm.FromValue(chatIn)
+	if err != nil {
+		return nil, nil, vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+	}
+	hist, open := modelAnswerLost(hist)
+	return hist, open, nil
+}
 
 // modelAnswerLost gives each tool call of hist whose message is followed
 // by another message, but not by a result for it, the result
@@ -521,7 +548,49 @@ func (m *modelRun) goOn() (todo []llm.ToolCall, pending []string, err error) {
 	}
 	todo, pending = m.st.Messages[last].ToolCalls[done:], m.st.Pending
 	m.st.Pending, m.st.Running = nil, false
+	if m.st.Omitted > 0 {
+		if err := m.rereadChat(); err != nil {
+			return nil, nil, err
+		}
+	}
 	return todo, pending, nil
+}
+
+// rereadChat puts back the messages of chat_in that a checkpoint left out
+// of the saved conversation (modelRun.checkpoint), from chat_in as the
+// frame holds it, which must give the same messages.
+func (m *modelRun) rereadChat() error {
+	var chatIn any
+	if err := m.c.UnpackKeys("chat_in", &chatIn); err != nil {
+		return err
+	}
+	hist, open, err := modelHistory(chatIn)
+	if err != nil {
+		return err
+	}
+	for _, tc := range open {
+		hist = append(hist, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
+	}
+	if len(hist) != m.st.Omitted || modelChatSum(hist) != m.st.ChatSum {
+		return vm.Errorf(vm.ErrInternal, "the model node's chat_in is not what it was when its conversation was saved")
+	}
+	h := m.st.History
+	m.st.Messages = slices.Concat(m.st.Messages[:h], hist, m.st.Messages[h:])
+	m.chatIn, m.chatSum = m.st.Omitted, m.st.ChatSum
+	m.st.Omitted, m.st.ChatSum = 0, ""
+	return nil
+}
+
+// modelPlainPath matches an expression that only reads a path of the
+// context, such as $input.chat: it gives the same value again as long as
+// the context has not changed.
+var modelPlainPath = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// modelChatSum is a digest of messages.
+func modelChatSum(msgs []llm.Message) string {
+	data, _ := json.Marshal(msgs)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
 }
 
 // resume restores the saved conversation and adds the results of the
@@ -700,13 +769,24 @@ func (m *modelRun) loop(ctx context.Context, todo []llm.ToolCall, pending []stri
 // checkpoint saves the conversation in the node's state, marked Running
 // with the frontend calls of the round left to the client so far, and
 // checkpoints the run (see vm.Call.Checkpoint): a run recovered from there
-// goes on with the round's other calls (goOn).
+// goes on with the round's other calls (goOn). When chat_in only reads
+// a path (or is absent), the saved conversation leaves its messages out,
+// since the frame holds them: what a checkpoint writes grows with what the node
+// added, not with the length of the history.
 func (m *modelRun) checkpoint(pending []string) error {
 	if !m.c.CanCheckpoint() {
 		return nil
 	}
 	st := m.st
 	st.Pending, st.Running = pending, true
+	if v := m.c.Node.Keys["chat_in"]; m.chatIn > 0 && (v == nil || modelPlainPath.MatchString(v.Source)) {
+		h, n := m.st.History, m.chatIn
+		if m.chatSum == "" {
+			m.chatSum = modelChatSum(m.st.Messages[h : h+n])
+		}
+		st.Messages = slices.Concat(m.st.Messages[:h], m.st.Messages[h+n:])
+		st.Omitted, st.ChatSum = n, m.chatSum
+	}
 	m.c.SetState(st)
 	return m.c.Checkpoint()
 }

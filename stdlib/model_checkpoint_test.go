@@ -16,7 +16,8 @@ import (
 )
 
 // modelCrashFlow is a model node with three backend tools, each an HTTP
-// request to the test's server, and the client's frontend tools.
+// request to the test's server, and the client's frontend tools, after a
+// history (modelCrashChat).
 const modelCrashFlow = `wf 1
 
 workflow w {
@@ -41,12 +42,24 @@ workflow w {
     answer: model {
       prompt   = "Buy order A-1."
       tools    = [charge, ship, notify, $agent.tools]
+      chat_in  = $input.chat
       chat_out = $input.chat
     } -> $reply
     output $reply
   }
 }
 `
+
+// modelCrashChat is the history of the scenarios: a tool call in it that
+// got no result is given one.
+func modelCrashChat() []any {
+	return []any{
+		map[string]any{"role": "user", "content": "Hello."},
+		map[string]any{"role": "assistant", "toolCalls": []any{map[string]any{"id": "old_1", "name": "charge", "arguments": `{"order": "Z-9"}`}}},
+		map[string]any{"role": "user", "content": "Never mind."},
+		map[string]any{"role": "assistant", "content": "What can I do?"},
+	}
+}
 
 // modelCrashTools are the client's tools of the scenarios.
 var modelCrashTools = []any{map[string]any{"name": "confirm", "description": "Ask the user to confirm", "parameters": map[string]any{"type": "object"}}}
@@ -59,7 +72,11 @@ type modelCrashScenario struct {
 	name   string
 	script string
 	turns  []map[string]any // each turn's $agent
-	saves  int              // the checkpoints inside the model node
+	// omitted is, for each checkpoint inside the model node, how many
+	// messages of chat_in its saved conversation leaves out, for the
+	// frame holds them: all of them, but after a resume, which may
+	// bring another $agent.
+	omitted []int
 }
 
 var modelCrashScenarios = []modelCrashScenario{
@@ -75,7 +92,7 @@ tool: notify call_c {"order": "A-1"}
 reply after tool result "/notify/"
 text: Charged, shipped and told.
 `,
-		saves: 3,
+		omitted: []int{5, 5, 5},
 	},
 	{
 		name: "a frontend tool beside",
@@ -93,7 +110,7 @@ text: Confirmed, charged and shipped.
 			"tools":    modelCrashTools,
 			"messages": []any{map[string]any{"id": "t1", "role": "tool", "toolCallId": "call_f", "content": "yes"}},
 		}},
-		saves: 2,
+		omitted: []int{5, 0},
 	},
 }
 
@@ -102,11 +119,12 @@ text: Confirmed, charged and shipped.
 // the one numbered at, keeps the frame it saves and fails, as a process
 // that dies right after that commit: the run stops there.
 type modelCrashSaver struct {
-	rec    *vmtest.Recorder
-	at     int    // the checkpoint to crash after, from 1; 0 for none
-	n      int    // the checkpoints inside the node so far
-	frame  []byte // the frame saved at the crash
-	events int    // how many events the run emitted before it
+	rec     *vmtest.Recorder
+	at      int    // the checkpoint to crash after, from 1; 0 for none
+	n       int    // the checkpoints inside the node so far
+	omitted []int  // the messages of chat_in each leaves out
+	frame   []byte // the frame saved at the crash
+	events  int    // how many events the run emitted before it
 }
 
 func (s *modelCrashSaver) Effect() error { return nil }
@@ -117,6 +135,8 @@ func (s *modelCrashSaver) Checkpoint(f *vm.Frame) error {
 		return nil
 	}
 	s.n++
+	omitted, _ := st["omitted"].(int)
+	s.omitted = append(s.omitted, omitted)
 	if s.n != s.at {
 		return nil
 	}
@@ -130,19 +150,20 @@ func (s *modelCrashSaver) Checkpoint(f *vm.Frame) error {
 
 // modelCrashPlay is what a conversation of a scenario did.
 type modelCrashPlay struct {
-	events  string // every turn's events, as a store keeps them
-	outcome string // the last turn's
-	context string // the server's URL written <url>
-	saves   int
+	events  string         // every turn's events, as a store keeps them
+	outcome string         // the last turn's, or the failure that ended the play
+	context string         // the server's URL written <url>
+	omitted []int          // the messages of chat_in each checkpoint left out
 	calls   map[string]int // the HTTP requests of each path
 }
 
 // playModelCrash plays a scenario, crashing after the checkpoint at inside
 // the model node (0: never). The crashed run's events are those it
 // emitted before that checkpoint; a new machine and script, as a new
-// process has, run the saved frame on as recovery does, with no resume,
-// and the conversation goes on there.
-func playModelCrash(t *testing.T, sc modelCrashScenario, at int) modelCrashPlay {
+// process has, run the saved frame on (after tamper, when not nil, changed
+// it) as recovery does, with no resume, and the conversation goes on
+// there. A turn that fails ends the play.
+func playModelCrash(t *testing.T, sc modelCrashScenario, at int, tamper func(*vm.Frame)) modelCrashPlay {
 	t.Helper()
 	var mu sync.Mutex
 	p := modelCrashPlay{calls: map[string]int{}}
@@ -169,7 +190,7 @@ func playModelCrash(t *testing.T, sc modelCrashScenario, at int) modelCrashPlay 
 	m := process()
 	f, err := m.NewFrame("w", map[string]any{
 		"agent": map[string]any{"tools": modelCrashTools},
-		"input": map[string]any{"url": api.URL},
+		"input": map[string]any{"url": api.URL, "chat": modelCrashChat()},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +215,9 @@ func playModelCrash(t *testing.T, sc modelCrashScenario, at int) modelCrashPlay 
 			if f, err = vm.UnmarshalFrame(s.frame); err != nil {
 				t.Fatal(err)
 			}
+			if tamper != nil {
+				tamper(f)
+			}
 			s.frame = nil
 			m = process()
 			s.rec = &vmtest.Recorder{}
@@ -205,10 +229,11 @@ func playModelCrash(t *testing.T, sc modelCrashScenario, at int) modelCrashPlay 
 			events.WriteString(vmtest.Format(e) + "\n")
 		}
 		if o.Status == vm.Failed {
-			t.Fatalf("turn %d failed: %v", i+1, o.Err)
+			p.outcome = fmt.Sprintf("turn %d failed: %s", i+1, o.Err.Message)
+			return p
 		}
 	}
-	p.events, p.outcome, p.context, p.saves = events.String(), fmt.Sprintf("%s %s", o.Status, vm.Text(o.Result)), strings.ReplaceAll(vm.Text(f.Context), api.URL, "<url>"), s.n
+	p.events, p.outcome, p.context, p.omitted = events.String(), fmt.Sprintf("%s %s", o.Status, vm.Text(o.Result)), strings.ReplaceAll(vm.Text(f.Context), api.URL, "<url>"), s.omitted
 	if st := f.State["answer"]; st != nil {
 		t.Errorf("the model node's state is left in the frame: %s", vm.Text(st))
 	}
@@ -224,18 +249,18 @@ func playModelCrash(t *testing.T, sc modelCrashScenario, at int) modelCrashPlay 
 func TestModelToolCallsSurviveACrash(t *testing.T) {
 	for _, sc := range modelCrashScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			want := playModelCrash(t, sc, 0)
-			if want.saves != sc.saves {
-				t.Fatalf("%d checkpoints inside the model node, want %d", want.saves, sc.saves)
+			want := playModelCrash(t, sc, 0, nil)
+			if fmt.Sprint(want.omitted) != fmt.Sprint(sc.omitted) {
+				t.Fatalf("the checkpoints inside the model node left out %v messages of chat_in, want %v", want.omitted, sc.omitted)
 			}
 			for path, n := range want.calls {
 				if n != 1 {
 					t.Fatalf("without a crash, %s was called %d times", path, n)
 				}
 			}
-			for at := 1; at <= sc.saves; at++ {
+			for at := 1; at <= len(sc.omitted); at++ {
 				t.Run(fmt.Sprintf("crash after checkpoint %d", at), func(t *testing.T) {
-					got := playModelCrash(t, sc, at)
+					got := playModelCrash(t, sc, at, nil)
 					if fmt.Sprint(got.calls) != fmt.Sprint(want.calls) {
 						t.Errorf("the tools' requests %v, want each once: %v", got.calls, want.calls)
 					}
@@ -248,6 +273,20 @@ func TestModelToolCallsSurviveACrash(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestModelChatInChangedSinceTheCheckpoint: the saved conversation of a
+// node whose chat_in reads a path leaves the history out, and a run
+// recovered from it reads it again from the frame; should the frame hold
+// another history, the node fails rather than go on with a conversation
+// the model never had.
+func TestModelChatInChangedSinceTheCheckpoint(t *testing.T) {
+	got := playModelCrash(t, modelCrashScenarios[0], 1, func(f *vm.Frame) {
+		f.Context["input"].(map[string]any)["chat"] = []any{map[string]any{"role": "user", "content": "Another story."}}
+	})
+	if want := "turn 1 failed: the model node's chat_in is not what it was when its conversation was saved"; got.outcome != want {
+		t.Errorf("the recovered run ended %q, want %q", got.outcome, want)
 	}
 }
 
