@@ -40,16 +40,17 @@ import (
 // running the calls that have a result again. A backend tool that fails,
 // an unknown tool or arguments that are not a JSON object matching the
 // tool's parameters give the model the result "error: <message>" so it
-// can react; only cancellation and internal errors stop the node. A call of a frontend tool (a tools entry that is an
-// object {name, description, parameters}, such as $agent.tools gives)
-// saves the conversation in the node's state and suspends the run waiting
-// for those tool call ids; on resume their results come with the resume
-// (vm.Resume.ToolResults: the turn's tool messages), emitted as
-// TOOL_CALL_RESULT and sent to the model, and the loop goes on once every
-// call has its result: a request that brings some of them leaves the node
-// waiting for the others. A frontend call whose arguments are not an
-// object matching the tool's parameters is not left to the client: the
-// model gets an "error: …" result, streamed as TOOL_CALL_RESULT.
+// can react; only cancellation and internal errors stop the node. A call
+// of a frontend tool (a tools entry that is an object {name, description,
+// parameters}, such as $agent.tools gives) saves the conversation in the
+// node's state and suspends the run waiting for those tool call ids; on
+// resume their results come with the resume (vm.Resume.ToolResults: the
+// turn's tool messages), emitted as TOOL_CALL_RESULT and sent to the
+// model, and the loop goes on once every call has its result: a request
+// that brings some of them leaves the node waiting for the others. A
+// frontend call whose arguments are not an object matching the tool's
+// parameters is not left to the client: the model gets an "error: …"
+// result, streamed as TOOL_CALL_RESULT.
 //
 // The model API refuses a history with a tool call that has no result, so
 // such calls of chat_in get the result "error: the tool call got no
@@ -771,15 +772,15 @@ func (m *modelRun) loop(ctx context.Context, todo []llm.ToolCall, pending []stri
 // checkpoints the run (see vm.Call.Checkpoint): a run recovered from there
 // goes on with the round's other calls (goOn). When chat_in only reads
 // a path (or is absent), the saved conversation leaves its messages out,
-// since the frame holds them: what a checkpoint writes grows with what the node
-// added, not with the length of the history.
+// since the frame holds them: what a checkpoint writes grows with what
+// the node added, not with the length of the history.
 func (m *modelRun) checkpoint(pending []string) error {
 	if !m.c.CanCheckpoint() {
 		return nil
 	}
 	st := m.st
 	st.Pending, st.Running = pending, true
-	if v := m.c.Node.Keys["chat_in"]; m.chatIn > 0 && (v == nil || modelPlainPath.MatchString(v.Source)) {
+	if v := m.c.Node.Keys["chat_in"]; m.chatIn > 0 && (v == nil || modelPlainPath.MatchString(strings.TrimSpace(v.Source))) {
 		h, n := m.st.History, m.chatIn
 		if m.chatSum == "" {
 			m.chatSum = modelChatSum(m.st.Messages[h : h+n])
