@@ -2,10 +2,14 @@ package stdlib
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,20 +32,25 @@ import (
 //
 // Tool calls loop: each backend tool call runs inside the node (vm.Call's
 // RunTool), its result is emitted as TOOL_CALL_RESULT and sent back to the
-// model, which is called again, for at most max_tool_rounds rounds. A
-// backend tool that fails, an unknown tool or arguments that are not a JSON
-// object matching the tool's parameters give the model the result
-// "error: <message>" so it can react; only cancellation and internal
-// errors stop the node. A call of a frontend tool (a tools entry that is an
-// object {name, description, parameters}, such as $agent.tools gives)
-// saves the conversation in the node's state and suspends the run waiting
-// for those tool call ids; on resume their results come with the resume
-// (vm.Resume.ToolResults: the turn's tool messages), emitted as
-// TOOL_CALL_RESULT and sent to the model, and the loop goes on once every
-// call has its result: a request that brings some of them leaves the node
-// waiting for the others. A frontend call whose arguments are not an
-// object matching the tool's parameters is not left to the client: the
-// model gets an "error: …" result, streamed as TOOL_CALL_RESULT.
+// model, which is called again, for at most max_tool_rounds rounds. After
+// each backend tool call the node saves its conversation in its state,
+// marked running, and checkpoints the run (vm.Call.Checkpoint): a run
+// recovered after a crash starts at the node with that state and goes on
+// from it, with the round's other calls and then the model, without
+// running the calls that have a result again. A backend tool that fails,
+// an unknown tool or arguments that are not a JSON object matching the
+// tool's parameters give the model the result "error: <message>" so it
+// can react; only cancellation and internal errors stop the node. A call
+// of a frontend tool (a tools entry that is an object {name, description,
+// parameters}, such as $agent.tools gives) saves the conversation in the
+// node's state and suspends the run waiting for those tool call ids; on
+// resume their results come with the resume (vm.Resume.ToolResults: the
+// turn's tool messages), emitted as TOOL_CALL_RESULT and sent to the
+// model, and the loop goes on once every call has its result: a request
+// that brings some of them leaves the node waiting for the others. A
+// frontend call whose arguments are not an object matching the tool's
+// parameters is not left to the client: the model gets an "error: …"
+// result, streamed as TOOL_CALL_RESULT.
 //
 // The model API refuses a history with a tool call that has no result, so
 // such calls of chat_in get the result "error: the tool call got no
@@ -155,16 +164,29 @@ func modelName(n *vm.Node) (name string, computed, ok bool) {
 const modelStateVersion = 1
 
 // modelState is the conversation of a model node: what it saves in the
-// frame while it waits for frontend tool results.
+// frame while it waits for frontend tool results, and after each backend
+// tool call, marked Running, so that a run recovered from that save goes
+// on with the conversation instead of calling the tools again.
 type modelState struct {
 	V        int           `json:"v"`
 	Messages []llm.Message `json:"messages"` // the whole request, system message first
 	History  int           `json:"history"`  // where chat_out's messages begin: after the system message
 	Replies  int           `json:"replies"`  // where this node's replies begin: after chat_in and the prompt
 	Round    int           `json:"round"`    // tool rounds so far
-	Pending  []string      `json:"pending,omitempty"`
-	Calls    []any         `json:"calls"` // the result's tool_calls so far
-	Usage    llm.Usage     `json:"usage"`
+	// Pending are the frontend tool calls the node waits for; when
+	// Running, those of the last reply left to the client so far.
+	Pending []string `json:"pending,omitempty"`
+	// Running marks a conversation saved in the middle of a tool round:
+	// the calls of the last reply that have neither a result after it nor
+	// a place in Pending are still to run.
+	Running bool `json:"running,omitempty"`
+	// Omitted, in a conversation saved while Running, is how many
+	// messages of chat_in Messages leaves out at History: chat_in reads a
+	// path of the frame, which holds them, and ChatSum is their digest.
+	Omitted int       `json:"omitted,omitempty"`
+	ChatSum string    `json:"chatSum,omitempty"`
+	Calls   []any     `json:"calls"` // the result's tool_calls so far
+	Usage   llm.Usage `json:"usage"`
 }
 
 // modelRun is one execution of a model node.
@@ -190,6 +212,12 @@ type modelRun struct {
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
 
 	st modelState
+	// chatIn is how many messages of st.Messages, from st.History, came
+	// from chat_in as the frame holds it now; 0 when unknown (the
+	// conversation was restored from a wait, whose chat_in may have
+	// changed since). chatSum is their digest, once a checkpoint made it.
+	chatIn  int
+	chatSum string
 }
 
 // newModelRun reads the node's keys, resolves the provider and gathers
@@ -334,23 +362,31 @@ func (m *modelRun) addFrontend(v any) error {
 	return nil
 }
 
-// exec starts the conversation, or continues it with frontend tool
-// results, and runs the tool loop.
+// exec starts the conversation, continues it with frontend tool results,
+// or goes on with the one a checkpoint saved in the middle of a tool round,
+// and runs the tool loop.
 func (m *modelRun) exec(ctx context.Context) (vm.Step, error) {
+	var todo []llm.ToolCall
 	var wait []string
 	var err error
-	if m.c.Resume != nil {
+	switch {
+	case m.c.Resume != nil:
 		wait, err = m.resume()
-	} else {
+	case m.c.State() != nil:
+		todo, wait, err = m.goOn()
+	default:
 		wait, err = m.start()
 	}
 	if err != nil {
 		return vm.Step{}, err
 	}
-	if len(wait) > 0 {
-		return m.wait(wait), nil
+	step, err := m.loop(ctx, todo, wait)
+	if err != nil && m.c.State() != nil {
+		// A conversation saved in the middle of the loop is over: a later
+		// visit of the node starts afresh.
+		m.c.SetState(nil)
 	}
-	return m.loop(ctx)
+	return step, err
 }
 
 // wait saves the conversation and ends the run waiting for the results
@@ -381,11 +417,10 @@ func (m *modelRun) start() ([]string, error) {
 		m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleSystem, Content: system})
 	}
 	m.st.History = len(m.st.Messages)
-	hist, err := llm.FromValue(chatIn)
+	hist, open, err := modelHistory(chatIn)
 	if err != nil {
-		return nil, vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+		return nil, err
 	}
-	hist, open := modelAnswerLost(hist)
 	var wait []string
 	for _, tc := range open {
 		if prompt == "" && len(images) == 0 && m.frontend[tc.Name] {
@@ -395,6 +430,7 @@ func (m *modelRun) start() ([]string, error) {
 		hist = append(hist, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
 	}
 	m.st.Messages = append(m.st.Messages, hist...)
+	m.chatIn = len(hist)
 	if len(wait) > 0 {
 		m.st.Replies = len(m.st.Messages)
 		return wait, nil
@@ -424,6 +460,18 @@ func (m *modelRun) start() ([]string, error) {
 // modelNoResult is the result a tool call of the history that never got
 // one is given, so that the model API takes the history.
 const modelNoResult = "error: the tool call got no result"
+
+// modelHistory reads chat_in's value: its messages, each tool call that
+// lost its answer given modelNoResult (modelAnswerLost), and the calls of
+// its last reply left without a result.
+func modelHistory(chatIn any) ([]llm.Message, []llm.ToolCall, error) {
+	hist, err := llm.FromValue(chatIn)
+	if err != nil {
+		return nil, nil, vm.Errorf(vm.ErrNode, "chat_in: %v", err)
+	}
+	hist, open := modelAnswerLost(hist)
+	return hist, open, nil
+}
 
 // modelAnswerLost gives each tool call of hist whose message is followed
 // by another message, but not by a result for it, the result
@@ -460,23 +508,98 @@ func modelAnswerLost(hist []llm.Message) (out []llm.Message, open []llm.ToolCall
 	return out, nil
 }
 
-// resume restores the saved conversation and adds the results of the
-// frontend tool calls it waits for, from the resume's tool results. A request
-// may answer some of them: it returns the ids still to wait for.
-func (m *modelRun) resume() ([]string, error) {
+// restore reads the conversation the node saved in the frame.
+func (m *modelRun) restore() error {
 	saved := m.c.State()
 	if saved == nil {
-		return nil, vm.Errorf(vm.ErrInternal, "the model node resumes without a saved conversation")
+		return vm.Errorf(vm.ErrInternal, "the model node resumes without a saved conversation")
 	}
 	data, err := json.Marshal(saved)
 	if err == nil {
 		err = json.Unmarshal(data, &m.st)
 	}
 	if err != nil {
-		return nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation: %v", err)
+		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation: %v", err)
 	}
 	if m.st.V != modelStateVersion {
-		return nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
+		return vm.Errorf(vm.ErrInternal, "the model node's saved conversation has version %d, want %d", m.st.V, modelStateVersion)
+	}
+	return nil
+}
+
+// goOn restores the conversation a checkpoint saved in the middle of a
+// tool round (a run recovered after a crash starts at the node with it)
+// and returns the calls of the last reply still to run and the frontend
+// calls of that reply left to the client so far. The calls that have a
+// result are not run again.
+func (m *modelRun) goOn() (todo []llm.ToolCall, pending []string, err error) {
+	if err := m.restore(); err != nil {
+		return nil, nil, err
+	}
+	if !m.st.Running {
+		return nil, nil, vm.Errorf(vm.ErrInternal, "the model node starts with a saved conversation that waits for tool results, and no resume")
+	}
+	last := len(m.st.Messages) - 1
+	for last >= 0 && m.st.Messages[last].Role == llm.RoleTool {
+		last--
+	}
+	done := len(m.st.Messages) - 1 - last + len(m.st.Pending)
+	if last < 0 || m.st.Messages[last].Role != llm.RoleAssistant || done > len(m.st.Messages[last].ToolCalls) {
+		return nil, nil, vm.Errorf(vm.ErrInternal, "the model node's saved conversation does not end in a tool round")
+	}
+	todo, pending = m.st.Messages[last].ToolCalls[done:], m.st.Pending
+	m.st.Pending, m.st.Running = nil, false
+	if m.st.Omitted > 0 {
+		if err := m.rereadChat(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return todo, pending, nil
+}
+
+// rereadChat puts back the messages of chat_in that a checkpoint left out
+// of the saved conversation (modelRun.checkpoint), from chat_in as the
+// frame holds it, which must give the same messages.
+func (m *modelRun) rereadChat() error {
+	var chatIn any
+	if err := m.c.UnpackKeys("chat_in", &chatIn); err != nil {
+		return err
+	}
+	hist, open, err := modelHistory(chatIn)
+	if err != nil {
+		return err
+	}
+	for _, tc := range open {
+		hist = append(hist, llm.Message{Role: llm.RoleTool, Content: modelNoResult, ToolCallID: tc.ID})
+	}
+	if len(hist) != m.st.Omitted || modelChatSum(hist) != m.st.ChatSum {
+		return vm.Errorf(vm.ErrInternal, "the model node's chat_in is not what it was when its conversation was saved")
+	}
+	h := m.st.History
+	m.st.Messages = slices.Concat(m.st.Messages[:h], hist, m.st.Messages[h:])
+	m.chatIn, m.chatSum = m.st.Omitted, m.st.ChatSum
+	m.st.Omitted, m.st.ChatSum = 0, ""
+	return nil
+}
+
+// modelPlainPath matches an expression that only reads a path of the
+// context, such as $input.chat: it gives the same value again as long as
+// the context has not changed.
+var modelPlainPath = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$`)
+
+// modelChatSum is a digest of messages.
+func modelChatSum(msgs []llm.Message) string {
+	data, _ := json.Marshal(msgs)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:16])
+}
+
+// resume restores the saved conversation and adds the results of the
+// frontend tool calls it waits for, from the resume's tool results. A request
+// may answer some of them: it returns the ids still to wait for.
+func (m *modelRun) resume() ([]string, error) {
+	if err := m.restore(); err != nil {
+		return nil, err
 	}
 	var msgs []llm.Message
 	var missing []string
@@ -571,36 +694,19 @@ func modelMessageText(v any) (string, bool) {
 	return "", false
 }
 
-// loop calls the model until it answers without tool calls, runs backend
-// tool calls in between, and suspends on frontend tool calls.
-func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
+// loop handles the tool calls todo of the model's last reply, then calls
+// the model until it answers without tool calls, handling the calls of
+// each reply in between: it runs backend tool calls and suspends on
+// frontend tool calls, once the round's other calls are handled. pending
+// are the frontend calls of the last reply already left to the client.
+// After each backend tool call the conversation is saved and the run
+// checkpointed, so that a crash repeats at most the call in flight.
+func (m *modelRun) loop(ctx context.Context, todo []llm.ToolCall, pending []string) (vm.Step, error) {
 	for {
-		resp, err := m.call(ctx)
-		if err != nil {
-			return vm.Step{}, err
-		}
-		m.st.Usage.InputTokens += resp.Usage.InputTokens
-		m.st.Usage.OutputTokens += resp.Usage.OutputTokens
-		if u := resp.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
-			e := vm.Event{Type: vm.Usage, Name: m.name, Value: vm.UsageValue{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}}
-			if err := m.c.Emit(e); err != nil {
-				return vm.Step{}, err
-			}
-		}
-		if resp.Text != "" || len(resp.ToolCalls) > 0 {
-			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
-		}
-		if len(resp.ToolCalls) == 0 {
-			return m.finish(resp.Text)
-		}
-		m.st.Round++
-		if m.st.Round > m.maxRounds {
-			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model asked for tool round %d, more than max_tool_rounds (%d) allows", m.st.Round, m.maxRounds)
-		}
-		var pending []string
-		for _, tc := range resp.ToolCalls {
+		for _, tc := range todo {
 			m.st.Calls = append(m.st.Calls, map[string]any{"id": tc.ID, "name": tc.Name, "arguments": modelArguments(tc.Arguments)})
 			var content string
+			var err error
 			if m.frontend[tc.Name] {
 				// The client runs only a call it can: one whose
 				// arguments fit the tool. The model hears of the others.
@@ -628,15 +734,69 @@ func (m *modelRun) loop(ctx context.Context) (vm.Step, error) {
 				}
 			}
 			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleTool, Content: content, ToolCallID: tc.ID})
+			if err := m.checkpoint(pending); err != nil {
+				return vm.Step{}, err
+			}
 		}
 		if len(pending) > 0 {
 			return m.wait(pending), nil
 		}
+		resp, err := m.call(ctx)
+		if err != nil {
+			return vm.Step{}, err
+		}
+		m.st.Usage.InputTokens += resp.Usage.InputTokens
+		m.st.Usage.OutputTokens += resp.Usage.OutputTokens
+		if u := resp.Usage; u.InputTokens != 0 || u.OutputTokens != 0 {
+			e := vm.Event{Type: vm.Usage, Name: m.name, Value: vm.UsageValue{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}}
+			if err := m.c.Emit(e); err != nil {
+				return vm.Step{}, err
+			}
+		}
+		if resp.Text != "" || len(resp.ToolCalls) > 0 {
+			m.st.Messages = append(m.st.Messages, llm.Message{Role: llm.RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+		}
+		if len(resp.ToolCalls) == 0 {
+			return m.finish(resp.Text)
+		}
+		m.st.Round++
+		if m.st.Round > m.maxRounds {
+			return vm.Step{}, vm.Errorf(vm.ErrNode, "the model asked for tool round %d, more than max_tool_rounds (%d) allows", m.st.Round, m.maxRounds)
+		}
+		todo = resp.ToolCalls
 	}
+}
+
+// checkpoint saves the conversation in the node's state, marked Running
+// with the frontend calls of the round left to the client so far, and
+// checkpoints the run (see vm.Call.Checkpoint): a run recovered from there
+// goes on with the round's other calls (goOn). When chat_in only reads
+// a path (or is absent), the saved conversation leaves its messages out,
+// since the frame holds them: what a checkpoint writes grows with what
+// the node added, not with the length of the history.
+func (m *modelRun) checkpoint(pending []string) error {
+	if !m.c.CanCheckpoint() {
+		return nil
+	}
+	st := m.st
+	st.Pending, st.Running = pending, true
+	if v := m.c.Node.Keys["chat_in"]; m.chatIn > 0 && (v == nil || modelPlainPath.MatchString(strings.TrimSpace(v.Source))) {
+		h, n := m.st.History, m.chatIn
+		if m.chatSum == "" {
+			m.chatSum = modelChatSum(m.st.Messages[h : h+n])
+		}
+		st.Messages = slices.Concat(m.st.Messages[:h], m.st.Messages[h+n:])
+		st.Omitted, st.ChatSum = n, m.chatSum
+	}
+	m.c.SetState(st)
+	return m.c.Checkpoint()
 }
 
 // finish parses structured output, writes chat_out and makes the result.
 func (m *modelRun) finish(text string) (vm.Step, error) {
+	if m.c.State() != nil {
+		m.c.SetState(nil) // the conversation a checkpoint saved
+	}
 	res := map[string]any{
 		"text":       text,
 		"tool_calls": m.st.Calls,

@@ -102,10 +102,12 @@ type Observer struct {
 
 // Saver saves a run as it goes: the interpreter calls Checkpoint after
 // every node of the main flow that is not pure (see KindSpec.Pure), with
-// the frame as it stands there, after the events of the nodes before. A
-// store writes what changed in the frame and those events in one
-// transaction, so a run that crashes resumes from its last checkpoint,
-// running the pure nodes after it again. An error fails the run.
+// the frame as it stands there, after the events of the nodes before, and
+// inside a node of the main flow when the node asks (Call.Checkpoint),
+// with the frame pointing at that node. A store writes what changed in the
+// frame and those events in one transaction, so a run that crashes
+// resumes from its last checkpoint, running the pure nodes after it (or
+// the rest of the node it was saved in) again. An error fails the run.
 type Saver interface {
 	// Effect is called before a node of the main flow that is not pure
 	// runs: what such a node does may reach the world (a model, an HTTP

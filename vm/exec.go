@@ -283,6 +283,43 @@ func (c *Call) SetState(v any) {
 	c.r.frame.noteState(c.Node.ID)
 }
 
+// Checkpoint saves the run where it stands, inside the node: the frame,
+// with the node's state as SetState left it, and the events emitted since
+// the last save, through the observer's Saver, as the interpreter saves
+// the run between two nodes. A run recovered from this save starts again
+// at this node, with no resume and with State as it was saved, so that the
+// node's Exec can go on from there instead of repeating what it did before
+// (a tool call that reached the world, say); a node that checkpoints must
+// clear its state (SetState(nil)) on every other way out.
+//
+// Nothing the run emitted may be open at a checkpoint (a text message, a
+// tool call, a reasoning span): a recovered run would not know to close
+// it. Checkpoint fails then, and when the Saver fails, with an internal
+// error that fails the run.
+//
+// Only the main flow of a run is saved: in a parallel branch, in a called
+// workflow and in a run without a Saver, Checkpoint does nothing (see
+// CanCheckpoint), and a crash runs the node again from its start, as it
+// runs again every node since the last save there.
+func (c *Call) Checkpoint() error {
+	r := c.r
+	if r.checkpoint == nil {
+		return nil
+	}
+	if open := r.out.describeOpen(); open != "" {
+		return &Error{Code: ErrInternal, Message: fmt.Sprintf("node %s saves the run with %s open", c.Node.ID, open)}
+	}
+	if err := r.checkpoint(r.frame); err != nil {
+		return &Error{Code: ErrInternal, Message: "saving the checkpoint inside " + c.Node.ID + " failed: " + err.Error()}
+	}
+	return nil
+}
+
+// CanCheckpoint reports whether Checkpoint saves the run: in the main flow
+// of a run that has a Saver. A node may skip preparing the state it would
+// save when it does not.
+func (c *Call) CanCheckpoint() bool { return c.r.checkpoint != nil }
+
 // Get reads a context path.
 func (c *Call) Get(p *Path) any { return c.r.frame.Get(p) }
 

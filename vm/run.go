@@ -58,8 +58,9 @@ func (m *Machine) NewFrame(id string, context map[string]any) (*Frame, error) {
 
 // Run runs f until the flow ends, a node suspends the run, the run fails or
 // ctx is cancelled. A suspended frame continues at its node with resume
-// (nil is an empty resume); a frame whose flow ended starts again from the
-// first node with its context. Every event goes to obs.Events; open steps,
+// (nil is an empty resume); a frame saved inside a node (Call.Checkpoint)
+// runs that node again, without a resume, with the state it saved; a frame
+// whose flow ended starts again from the first node with its context. Every event goes to obs.Events; open steps,
 // messages and tool calls are closed before Run returns. f is updated in
 // place: save it to continue later.
 func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, obs Observer) Outcome {
@@ -143,8 +144,9 @@ type runner struct {
 
 	subagent string // the run id of a called workflow; "" for the main flow
 
-	// checkpoint saves the frame between two nodes of the main flow; nil
-	// for parallel branches, called workflows and sinks that do not save.
+	// checkpoint saves the frame between two nodes of the main flow, and
+	// inside one that asks (Call.Checkpoint); nil for parallel branches,
+	// called workflows and sinks that do not save.
 	checkpoint func(*Frame) error
 	// effect is called before a node of the main flow that is not pure
 	// runs; nil when checkpoint is.

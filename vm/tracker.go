@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 )
@@ -46,6 +47,22 @@ func (t *tracker) close(match func(Event) bool) {
 	if i := slices.IndexFunc(t.open, match); i >= 0 {
 		t.open = slices.Delete(t.open, i, i+1)
 	}
+}
+
+// describeOpen names the first message, tool call or reasoning span left
+// open, for an error; "" when none is.
+func (t *tracker) describeOpen() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case len(t.open) > 0 && t.open[0].Type == ToolCallStart:
+		return fmt.Sprintf("tool call %q", t.open[0].ToolCallID)
+	case len(t.open) > 0:
+		return fmt.Sprintf("message %q", t.open[0].MessageID)
+	case len(t.reasoning) > 0:
+		return fmt.Sprintf("reasoning %q", t.reasoning[0])
+	}
+	return ""
 }
 
 // mark is a point in the open lists that closeFrom closes back to.
