@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,10 @@ import (
 // is longer than most calls' timeouts: a call that gives up waiting leaves
 // the attempt going, for the next call to find the server ready.
 const connectTimeout = 2 * time.Minute
+
+// codeRejected is the code of the SDK's "rejected by transport": a
+// request that did not reach the server.
+const codeRejected = -32005
 
 // exitWait is how long a failed session waits for its process to exit,
 // so as to say that it exited and how.
@@ -125,7 +130,10 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	client := mcp.NewClient(c.pool.impl, &mcp.ClientOptions{
 		Logger:                 c.log,
 		Capabilities:           &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { ss.toolsChanged() },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			ss.toolsChanged()
+			c.log.Debug("mcp server's tools changed")
+		},
 	})
 	var t mcp.Transport
 	if c.cfg.stdio() {
@@ -173,15 +181,22 @@ func (c *conn) describe(ss *session, what string, err error) error {
 	if errors.Is(err, ErrClosed) || c.pool.ctx.Err() != nil {
 		return ErrClosed
 	}
-	if ss.proc != nil {
-		select {
-		case <-ss.proc.exited:
-			return &lostError{fmt.Errorf("mcp server %s exited: %s", name, ss.proc.exitErr())}
-		case <-time.After(exitWait):
-		}
-		return &lostError{fmt.Errorf("mcp server %s: %s: %v", name, what, err)}
+	// An HTTP request that failed says so deep in the SDK's wrapping.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
-	return &lostError{fmt.Errorf("mcp server %s: %s: %s: %v", name, c.cfg.URL, what, err)}
+	if ss.proc == nil {
+		return &lostError{fmt.Errorf("mcp server %s: %s: %s: %v", name, c.cfg.URL, what, err)}
+	}
+	select {
+	case <-ss.proc.exited:
+		if ss.proc.quit() {
+			return &lostError{fmt.Errorf("mcp server %s exited: %s", name, ss.proc.exitErr())}
+		}
+	case <-time.After(exitWait):
+	}
+	return &lostError{fmt.Errorf("mcp server %s: %s: %v", name, what, err)}
 }
 
 // try runs f once on a session, within timeout.
@@ -203,8 +218,11 @@ func (c *conn) try(ctx context.Context, timeout time.Duration, what string, f fu
 	case ss == nil: // connecting failed: dial said why
 		return err
 	}
+	// The server's answer is an error: the session is fine. (The SDK
+	// says a request did not reach an HTTP server with an error of code
+	// codeRejected, and a closed connection with errors of its own.)
 	var rpc *jsonrpc.Error
-	if !errors.Is(err, mcp.ErrConnectionClosed) && errors.As(err, &rpc) {
+	if !errors.Is(err, mcp.ErrConnectionClosed) && errors.As(err, &rpc) && rpc.Code != codeRejected {
 		return fmt.Errorf("mcp server %s: %s: %s", name, what, rpc.Message)
 	}
 	// The session failed under the request: the next request makes

@@ -62,9 +62,10 @@ func NewPool(o Options) *Pool {
 }
 
 // Close ends every connection and stops every server process the pool
-// started, and their children: each gets MCP's shutdown (its input
-// closes), then SIGTERM, then SIGKILL. It returns when they are gone.
-// Calls in flight fail; later calls return ErrClosed.
+// started: each gets MCP's shutdown (its input closes), then SIGTERM,
+// then SIGKILL, and once it has exited, whatever is left of its process
+// group gets SIGKILL. It returns when the servers have exited. Calls in
+// flight fail; later calls return ErrClosed.
 func (p *Pool) Close() error {
 	p.mu.Lock()
 	if p.closed {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -26,10 +27,57 @@ const maxLogLine = 16 << 10
 // process is a running stdio server.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  *os.File // the write end of the child's standard input
-	stdout *os.File // the read end of the child's standard output
+	stdin  *input  // the write end of the child's standard input
+	stdout *output // the read end of the child's standard output
 	exited chan struct{}
 	err    error // what Wait returned; set before exited closes
+}
+
+// quit says whether the process ended its side of the pipes before its
+// input was closed: it exited on its own, not because the session ended.
+func (p *process) quit() bool { return p.stdin.quit.Load() }
+
+// input is the write end of a child's standard input. It notes when it is
+// closed, and when the child ended its side of the pipes (a write to its
+// input or a read of its output failed) while it was open.
+type input struct {
+	*os.File
+	closed atomic.Bool
+	quit   atomic.Bool
+}
+
+// Write writes to the child's input.
+func (in *input) Write(b []byte) (int, error) {
+	n, err := in.File.Write(b)
+	in.failed(err)
+	return n, err
+}
+
+// Close closes the pipe: the child reads the end of its input.
+func (in *input) Close() error {
+	in.closed.Store(true)
+	return in.File.Close()
+}
+
+// failed notes that the child ended its side when err is a failure and
+// the input is open.
+func (in *input) failed(err error) {
+	if err != nil && !in.closed.Load() {
+		in.quit.Store(true)
+	}
+}
+
+// output is the read end of a child's standard output.
+type output struct {
+	*os.File
+	in *input
+}
+
+// Read reads the child's output.
+func (out *output) Read(b []byte) (int, error) {
+	n, err := out.File.Read(b)
+	out.in.failed(err)
+	return n, err
 }
 
 // startProcess starts the command of c in a process group of its own,
@@ -66,7 +114,8 @@ func startProcess(c *config, log *slog.Logger) (*process, error) {
 		closeAll(inW, outR, errR)
 		return nil, fmt.Errorf("start %s: %v", c.Command, unwrapExec(err))
 	}
-	p := &process{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{})}
+	in := &input{File: inW}
+	p := &process{cmd: cmd, stdin: in, stdout: &output{File: outR, in: in}, exited: make(chan struct{})}
 	go logLines(errR, log)
 	go func() {
 		p.err = cmd.Wait()
