@@ -128,8 +128,8 @@ func (c *conn) dial(a *attempt) {
 func (c *conn) connect(ctx context.Context) (*session, error) {
 	ss := &session{gone: make(chan struct{})}
 	client := mcp.NewClient(c.pool.impl, &mcp.ClientOptions{
-		Logger:                 c.log,
-		Capabilities:           &mcp.ClientCapabilities{},
+		Logger:       c.log,
+		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			ss.toolsChanged()
 			c.log.Debug("mcp server's tools changed")
