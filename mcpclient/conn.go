@@ -270,10 +270,17 @@ func (c *conn) compareLock(ctx context.Context, ss *session) {
 	}
 }
 
-// ended reports whether the session has ended.
+// ended reports whether the session has ended, or its process has
+// exited and it is about to.
 func (ss *session) ended() bool {
+	var exited <-chan struct{}
+	if ss.proc != nil {
+		exited = ss.proc.exited
+	}
 	select {
 	case <-ss.gone:
+		return true
+	case <-exited:
 		return true
 	default:
 		return false
