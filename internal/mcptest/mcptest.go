@@ -35,8 +35,9 @@ import (
 // the one the tests of internal/aimock read.
 const RequireEnv = "AGUIC_REQUIRE_AIMOCK"
 
-// everythingEntry is the server's entry point, relative to the repository.
-const everythingEntry = "e2e/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+// EverythingEntry is the reference server's entry point, relative to the
+// repository: node runs it with "stdio" or "streamableHttp".
+const EverythingEntry = "e2e/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 // startTimeout bounds how long the HTTP server may take to listen.
 const startTimeout = 30 * time.Second
@@ -234,7 +235,7 @@ func locate(t testing.TB) (node, entry string) {
 	if err != nil {
 		unavailable(t, "node is not on PATH: install Node 20 or newer, then run `cd e2e && npm ci`")
 	}
-	entry = filepath.Join(root, filepath.FromSlash(everythingEntry))
+	entry = filepath.Join(root, filepath.FromSlash(EverythingEntry))
 	if _, err := os.Stat(entry); err != nil {
 		unavailable(t, "the server-everything package is not installed (%s is missing): run `cd e2e && npm ci`", entry)
 	}
