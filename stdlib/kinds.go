@@ -11,6 +11,6 @@ func kinds(opts Options) []*vm.KindSpec {
 		say(), model(opts), frontendTool(), backendTool(), suspend(), interrupt(), sleep(),
 		stateSync(), stateSnapshot(), stateDelta(),
 		activitySync(), activitySnapshot(), activityDelta(),
-		emit(), httpKind(httpClient(opts)), call(), mcpKind(), output(),
+		emit(), httpKind(httpClient(opts)), call(), mcpKind(opts.MCP), output(),
 	}
 }

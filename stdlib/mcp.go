@@ -1,13 +1,20 @@
 package stdlib
 
-import "github.com/aguic/aguic/vm"
+import (
+	"context"
+
+	"github.com/aguic/aguic/mcpclient"
+	"github.com/aguic/aguic/vm"
+)
 
 // mcpKind declares the mcp kind: a call of a tool of an MCP server the
 // files declare (`mcp name { … }`).
-func mcpKind() *vm.KindSpec {
+func mcpKind(pool *mcpclient.Pool) *vm.KindSpec {
 	return &vm.KindSpec{
-		Name:  "mcp",
-		Exec:  execMCP,
+		Name: "mcp",
+		Exec: func(ctx context.Context, c *vm.Call) (vm.Step, error) {
+			return execMCP(ctx, c, pool)
+		},
 		Gives: func(*vm.Node) vm.Gives { return vm.Gives{Tools: true} },
 		Tool: &vm.ToolSpec{
 			Doc:   "Its description and parameters default to the MCP tool's (from mcp.lock.json when the server is locked); the model gets the tool's structured value as JSON when it has one, else its text, and `error: <text>` when the tool reports an error; a result = expr beside the node shapes it instead, reading the call's result as $result: {text, content, value}.",

@@ -1,12 +1,14 @@
 package stdlib
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/aguic/aguic/mcpclient"
 	"math"
 	"regexp"
 	"slices"
@@ -77,7 +79,7 @@ func model(opts Options) *vm.KindSpec {
 	return &vm.KindSpec{
 		Name: "model",
 		Exec: func(ctx context.Context, c *vm.Call) (vm.Step, error) {
-			m, err := newModelRun(c, opts)
+			m, err := newModelRun(ctx, c, opts)
 			if err != nil {
 				return vm.Step{}, err
 			}
@@ -207,6 +209,8 @@ type modelRun struct {
 
 	schema   *jsonschema.Schema // output_schema compiled, or nil
 	backend  map[string]*vm.Tool
+	mcp      map[string]mcpTool // the MCP servers' tools offered by the servers' names
+	pool     *mcpclient.Pool
 	frontend map[string]bool
 	params   map[string]any                // tool parameters, evaluated
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
@@ -222,9 +226,11 @@ type modelRun struct {
 
 // newModelRun reads the node's keys, resolves the provider and gathers
 // the tools.
-func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
+func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, error) {
 	m := &modelRun{
 		c:        c,
+		pool:     opts.MCP,
+		mcp:      map[string]mcpTool{},
 		backend:  map[string]*vm.Tool{},
 		frontend: map[string]bool{},
 		params:   map[string]any{},
@@ -267,7 +273,7 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 		}
 		m.schema, m.req.Schema = sch, schema
 	}
-	if err := m.gatherTools(tools); err != nil {
+	if err := m.gatherTools(ctx, tools); err != nil {
 		return nil, err
 	}
 	var err error
@@ -299,9 +305,9 @@ func newModelRun(c *vm.Call, opts Options) (*modelRun, error) {
 	return m, nil
 }
 
-// gatherTools lists the backend tools the tools key names and the
-// frontend tools its value, val, holds.
-func (m *modelRun) gatherTools(val any) error {
+// gatherTools lists the backend tools the tools key names, the tools of
+// the MCP servers it names, and the frontend tools its value, val, holds.
+func (m *modelRun) gatherTools(ctx context.Context, val any) error {
 	v := m.c.Node.Keys["tools"]
 	if v == nil {
 		return nil
@@ -315,12 +321,26 @@ func (m *modelRun) gatherTools(val any) error {
 		if err != nil {
 			return err
 		}
+		desc := t.Description
+		if params == nil || desc == "" {
+			if live, err := m.liveMCPTool(ctx, t); err != nil {
+				return err
+			} else if live != nil {
+				params = cmp.Or(params, any(live.InputSchema))
+				desc = cmp.Or(desc, live.Description)
+			}
+		}
 		if params == nil {
 			params = map[string]any{"type": "object"}
 		}
 		m.backend[name] = t
 		m.params[name] = params
-		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: t.Description, Parameters: params})
+		m.req.Tools = append(m.req.Tools, llm.Tool{Name: name, Description: desc, Parameters: params})
+	}
+	for _, name := range v.Servers {
+		if err := m.addServer(ctx, name); err != nil {
+			return err
+		}
 	}
 	return m.addFrontend(val)
 }
@@ -337,7 +357,7 @@ func (m *modelRun) addFrontend(v any) error {
 			}
 		}
 	case string:
-		if m.backend[x] == nil {
+		if m.backend[x] == nil && m.c.Server(x) == nil {
 			return vm.Errorf(vm.ErrNode, "tools: %q is not a tool of this workflow", x)
 		}
 	case map[string]any:
@@ -837,14 +857,20 @@ func (m *modelRun) finish(text string) (vm.Step, error) {
 // the model. Failures the model can react to become "error: …" content.
 func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error) {
 	t := m.backend[tc.Name]
-	if t == nil {
+	mt, isMCP := m.mcp[tc.Name]
+	if t == nil && !isMCP {
 		return fmt.Sprintf("error: there is no tool %q", tc.Name), nil
 	}
 	args, problem, err := m.toolArgs(tc)
 	if err != nil || problem != "" {
 		return problem, err
 	}
-	out, err := m.c.RunTool(ctx, t, args)
+	var out any
+	if isMCP {
+		out, err = mt.run(ctx, m.pool, args)
+	} else {
+		out, err = m.c.RunTool(ctx, t, args)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err

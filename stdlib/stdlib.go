@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"github.com/aguic/aguic/mcpclient"
 	"net/http"
 	"os"
 
@@ -24,6 +25,11 @@ type Options struct {
 
 	// DefaultModel is the model of model nodes that name none.
 	DefaultModel string
+
+	// MCP holds the connections to the MCP servers the program declares,
+	// for mcp nodes and the servers' tools a model node offers; nil means
+	// every such call fails with a clear error. Its owner closes it.
+	MCP *mcpclient.Pool
 }
 
 // Register adds every node kind and builtin function of the stdlib to r,

@@ -201,9 +201,16 @@ type Call struct {
 	Node   *Node
 	Spec   *KindSpec
 	Resume *Resume // non-nil when the run resumes at this node
+	// Tool is the workflow's tool the node implements when a model called
+	// it (see RunTool), or nil for a node of the flow.
+	Tool *Tool
 
 	r *runner
 }
+
+// Server returns the MCP server the program declares with the given name,
+// or nil.
+func (c *Call) Server(name string) *Server { return c.r.m.Program.Server(name) }
 
 // Frame returns the run's frame.
 func (c *Call) Frame() *Frame { return c.r.frame }
@@ -400,7 +407,7 @@ func (c *Call) RunTool(ctx context.Context, t *Tool, args any) (any, error) {
 	if spec == nil || spec.Exec == nil || spec.Tool == nil {
 		return nil, &Error{Code: ErrInternal, Message: fmt.Sprintf("tool %q: node kind %q cannot implement a tool", t.Name, t.Impl.Kind)}
 	}
-	st, err := spec.Exec(ctx, &Call{Node: t.Impl, Spec: spec, r: r})
+	st, err := spec.Exec(ctx, &Call{Node: t.Impl, Spec: spec, Tool: t, r: r})
 	if err != nil {
 		return nil, asError(err, t.Impl)
 	}

@@ -131,6 +131,8 @@ aguic run --workflow chat workflows < turns.txt`,
 				e.errorf("%v", err)
 				return exitUsage
 			}
+			opts.MCP = mcpPool(quietLog(e))
+			defer opts.MCP.Close()
 			reg := vm.NewRegistry()
 			stdlib.RegisterWith(reg, opts)
 			s.m = &vm.Machine{Program: prog, Registry: reg, MaxVisits: maxSteps}

@@ -44,7 +44,7 @@ type command struct {
 func commands() []*command {
 	return []*command{
 		checkCommand(), fmtCommand(), graphCommand(), runCommand(),
-		serveCommand(), openapiCommand(), benchCommand(),
+		serveCommand(), openapiCommand(), mcpCommand(), benchCommand(),
 		backupCommand(), restoreCommand(), versionCommand(),
 	}
 }

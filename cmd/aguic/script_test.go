@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -16,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/aguic/aguic/internal/golden"
+	"github.com/aguic/aguic/internal/mcptest"
 	"github.com/aguic/aguic/internal/pgtest"
 )
 
@@ -41,6 +44,9 @@ func TestScript(t *testing.T) {
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO", repo)
+			// A script that needs the reference MCP server ([mcp]) starts
+			// it with node $EVERYTHING stdio.
+			env.Setenv("EVERYTHING", filepath.Join(repo, filepath.FromSlash(mcptest.EverythingEntry)))
 			// A script that needs PostgreSQL ([postgres]) gets three schemas
 			// of its own, in $STORE, $STORE2 and $STORE3.
 			if url := os.Getenv(pgtest.Env); url != "" {
@@ -60,8 +66,11 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "postgres" {
+			switch cond {
+			case "postgres":
 				return os.Getenv(pgtest.Env) != "", nil
+			case "mcp":
+				return everythingInstalled(repo)
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -71,6 +80,21 @@ func TestScript(t *testing.T) {
 			"jsonserver": cmdJSONServer,
 		},
 	})
+}
+
+// everythingInstalled reports whether node and the reference MCP server
+// are there; when they are not and AGUIC_REQUIRE_AIMOCK is 1, as in CI,
+// that is an error rather than a script skipped.
+func everythingInstalled(repo string) (bool, error) {
+	_, errNode := exec.LookPath("node")
+	_, errEntry := os.Stat(filepath.Join(repo, filepath.FromSlash(mcptest.EverythingEntry)))
+	if err := errors.Join(errNode, errEntry); err != nil {
+		if os.Getenv(mcptest.RequireEnv) == "1" {
+			return false, fmt.Errorf("the reference MCP server cannot run (%v): run `cd e2e && npm ci`", err)
+		}
+		return false, nil
+	}
+	return true, nil
 }
 
 // withSchema adds the schema to a PostgreSQL URL, as --store reads it.

@@ -296,6 +296,8 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
+	opts.MCP = mcpPool(log)
+	defer opts.MCP.Close()
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
 	m := &vm.Machine{Program: prog, Registry: reg, MaxVisits: o.maxSteps}
