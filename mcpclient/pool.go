@@ -138,7 +138,7 @@ func (p *Pool) Lock(ctx context.Context, s *vm.Server) (*mcplock.Server, error) 
 		if err != nil {
 			return err
 		}
-		out = &mcplock.Server{From: Origin(s), Tools: tools}
+		out = &mcplock.Server{From: s.Origin(), Tools: tools}
 		if init := ss.cs.InitializeResult(); init != nil {
 			out.Protocol = init.ProtocolVersion
 			if init.ServerInfo != nil {
@@ -148,18 +148,6 @@ func (p *Pool) Lock(ctx context.Context, s *vm.Server) (*mcplock.Server, error) 
 		return nil
 	})
 	return out, err
-}
-
-// Origin is what a lock records of the declaration of s: the source text
-// of its command and args, or of its url.
-func Origin(s *vm.Server) mcplock.Origin {
-	src := func(v *vm.Value) string {
-		if v == nil {
-			return ""
-		}
-		return v.Source
-	}
-	return mcplock.Origin{Command: src(s.Command), Args: src(s.Args), URL: src(s.URL)}
 }
 
 // conn returns the connection of s's evaluated declaration, made when it

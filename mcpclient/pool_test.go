@@ -77,7 +77,7 @@ func TestLock(t *testing.T) {
 			if l.Info.Name != "mcp-servers/everything" || l.Info.Version == "" || l.Protocol == "" {
 				t.Errorf("server info %+v, protocol %q", l.Info, l.Protocol)
 			}
-			if want := mcpclient.Origin(s); l.From != want || (want.Command == "" && want.URL == "") {
+			if want := s.Origin(); l.From != want || (want.Command == "" && want.URL == "") {
 				t.Errorf("from %+v, want %+v", l.From, want)
 			}
 			if l.Tool("echo") == nil || l.Tool("trigger-long-running-operation") == nil {
