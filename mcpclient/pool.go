@@ -101,8 +101,9 @@ func (p *Pool) Tools(ctx context.Context, s *vm.Server) ([]mcplock.Tool, error) 
 }
 
 // Call calls the tool of the server s with args (nil for none), within
-// the server's timeout, and tries again as its retry and backoff say when
-// the server could not be reached or died during the call. To change the
+// the server's timeout (past it, the error is a context.DeadlineExceeded
+// for errors.Is), and tries again as its retry and backoff say when the
+// server could not be reached or died during the call. To change the
 // timeout or the retries of one call, pass a copy of s with other values:
 // they do not select the connection. A tool s does not allow is an error;
 // a tool that fails answers a Result with IsError, not an error.
@@ -210,3 +211,11 @@ type lostError struct{ err error }
 
 func (e *lostError) Error() string { return e.err.Error() }
 func (e *lostError) Unwrap() error { return e.err }
+
+// timeoutError is a request the server did not answer within its
+// timeout. It is a context.DeadlineExceeded (errors.Is), though the
+// caller's context may go on.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }
