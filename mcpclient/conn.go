@@ -232,13 +232,18 @@ func (c *conn) try(ctx context.Context, timeout time.Duration, what string, f fu
 	return err
 }
 
-// drop ends a session that failed, unless it has been replaced already.
+// drop ends a session that failed, in the background. Once the
+// connection is closed, its close ends the sessions instead (and the
+// pool's wait group may count no more goroutines).
 func (c *conn) drop(ss *session) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
 	if c.live == ss {
 		c.live = nil
 	}
-	c.mu.Unlock()
 	c.pool.wg.Add(1)
 	go func() {
 		defer c.pool.wg.Done()
