@@ -180,7 +180,7 @@ func (c *fileCompiler) lockServer(s *vm.Server, d *lang.Server, lock *lockFile, 
 	case s.Locked == nil:
 		c.diags.Warningf(c.span(d.Name.Pos, d.Name.EndPos), CodeNotLocked, "mcp server %q is not locked: tool names and arguments are not checked; run `aguic mcp lock`", s.Name)
 	default:
-		if changed := originChanges(s.Locked.From, s.Origin()); len(changed) > 0 {
+		if changed := s.Locked.From.Changes(s.Origin()); len(changed) > 0 {
 			c.diags.Warningf(c.span(d.Name.Pos, d.Name.EndPos), CodeStaleLock, "mcp server %q: its %s changed since %s was written; run `aguic mcp lock`", s.Name, andList(changed), lock.name)
 		}
 		for i, t := range s.Tools {
@@ -275,22 +275,6 @@ func (c *fileCompiler) checkLockedTool(s *vm.Server, tool string, span diag.Span
 	}
 	c.diags.Errorf(span, CodeUnknownServerTool, "mcp server %q has no tool %q%s", s.Name, tool, hint)
 	return false
-}
-
-// originChanges names the parts of a declaration's origin that differ
-// from the one it was locked from.
-func originChanges(locked, now mcplock.Origin) []string {
-	var out []string
-	for _, f := range []struct{ name, a, b string }{
-		{"command", locked.Command, now.Command},
-		{"args", locked.Args, now.Args},
-		{"url", locked.URL, now.URL},
-	} {
-		if f.a != f.b {
-			out = append(out, f.name)
-		}
-	}
-	return out
 }
 
 // andList joins words as "a", "a and b", "a, b and c".

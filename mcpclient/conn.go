@@ -149,7 +149,7 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 	cs, err := client.Connect(ctx, t, nil)
 	if err != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			err = &lostError{fmt.Errorf("mcp server %s: no answer to initialize within %s", c.cfg.Name, connectTimeout)}
+			err = &lostError{&timeoutError{fmt.Sprintf("mcp server %s: no answer to initialize within %s", c.cfg.Name, connectTimeout)}}
 		} else {
 			err = c.describe(ss, "initialize", err)
 		}
@@ -214,7 +214,7 @@ func (c *conn) try(ctx context.Context, timeout time.Duration, what string, f fu
 	case ctx.Err() != nil:
 		return fmt.Errorf("mcp server %s: %s: %w", name, what, ctx.Err())
 	case tctx.Err() != nil:
-		return fmt.Errorf("mcp server %s: %s: no answer within %s", name, what, timeout)
+		return &timeoutError{fmt.Sprintf("mcp server %s: %s: no answer within %s", name, what, timeout)}
 	case ss == nil: // connecting failed: dial said why
 		return err
 	}

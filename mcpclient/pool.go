@@ -101,8 +101,9 @@ func (p *Pool) Tools(ctx context.Context, s *vm.Server) ([]mcplock.Tool, error) 
 }
 
 // Call calls the tool of the server s with args (nil for none), within
-// the server's timeout, and tries again as its retry and backoff say when
-// the server could not be reached or died during the call. To change the
+// the server's timeout (past it, the error is a context.DeadlineExceeded
+// for errors.Is), and tries again as its retry and backoff say when the
+// server could not be reached or died during the call. To change the
 // timeout or the retries of one call, pass a copy of s with other values:
 // they do not select the connection. A tool s does not allow is an error;
 // a tool that fails answers a Result with IsError, not an error.
@@ -138,7 +139,7 @@ func (p *Pool) Lock(ctx context.Context, s *vm.Server) (*mcplock.Server, error) 
 		if err != nil {
 			return err
 		}
-		out = &mcplock.Server{From: Origin(s), Tools: tools}
+		out = &mcplock.Server{From: s.Origin(), Tools: tools}
 		if init := ss.cs.InitializeResult(); init != nil {
 			out.Protocol = init.ProtocolVersion
 			if init.ServerInfo != nil {
@@ -148,18 +149,6 @@ func (p *Pool) Lock(ctx context.Context, s *vm.Server) (*mcplock.Server, error) 
 		return nil
 	})
 	return out, err
-}
-
-// Origin is what a lock records of the declaration of s: the source text
-// of its command and args, or of its url.
-func Origin(s *vm.Server) mcplock.Origin {
-	src := func(v *vm.Value) string {
-		if v == nil {
-			return ""
-		}
-		return v.Source
-	}
-	return mcplock.Origin{Command: src(s.Command), Args: src(s.Args), URL: src(s.URL)}
 }
 
 // conn returns the connection of s's evaluated declaration, made when it
@@ -222,3 +211,11 @@ type lostError struct{ err error }
 
 func (e *lostError) Error() string { return e.err.Error() }
 func (e *lostError) Unwrap() error { return e.err }
+
+// timeoutError is a request the server did not answer within its
+// timeout. It is a context.DeadlineExceeded (errors.Is), though the
+// caller's context may go on.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+func (e *timeoutError) Unwrap() error { return context.DeadlineExceeded }

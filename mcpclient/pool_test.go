@@ -77,7 +77,7 @@ func TestLock(t *testing.T) {
 			if l.Info.Name != "mcp-servers/everything" || l.Info.Version == "" || l.Protocol == "" {
 				t.Errorf("server info %+v, protocol %q", l.Info, l.Protocol)
 			}
-			if want := mcpclient.Origin(s); l.From != want || (want.Command == "" && want.URL == "") {
+			if want := s.Origin(); l.From != want || (want.Command == "" && want.URL == "") {
 				t.Errorf("from %+v, want %+v", l.From, want)
 			}
 			if l.Tool("echo") == nil || l.Tool("trigger-long-running-operation") == nil {
@@ -170,8 +170,8 @@ func TestTimeout(t *testing.T) {
 	s.Timeout = 300 * time.Millisecond // far shorter than the operation
 	_, err := p.Call(context.Background(), s, "trigger-long-running-operation", map[string]any{"duration": 30, "steps": 1})
 	want := `mcp server everything: tool "trigger-long-running-operation": no answer within 300ms`
-	if err == nil || err.Error() != want {
-		t.Fatalf("err %v, want %s", err, want)
+	if err == nil || err.Error() != want || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want %s, a context.DeadlineExceeded", err, want)
 	}
 	// The session outlives the call it gave up on. (A copy of s with
 	// another timeout shares its connection.)

@@ -49,6 +49,23 @@ type Origin struct {
 	URL     string `json:"url,omitempty"`
 }
 
+// Changes names the values whose source text differs between o, the
+// origin a server was locked from, and now, its declaration's: "command",
+// "args" or "url", in that order; none when the lock is not stale.
+func (o Origin) Changes(now Origin) []string {
+	var out []string
+	for _, f := range []struct{ name, a, b string }{
+		{"command", o.Command, now.Command},
+		{"args", o.Args, now.Args},
+		{"url", o.URL, now.URL},
+	} {
+		if f.a != f.b {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 // Info is a server's self-description.
 type Info struct {
 	Name    string `json:"name"`

@@ -11,14 +11,16 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/mcpclient"
 	"github.com/aguic/aguic/mcplock"
+	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -99,19 +101,36 @@ type mcpSession struct {
 	servers []*vm.Server
 }
 
-// openMCP compiles the sources and makes a pool for their servers; close
-// it with done. A status other than exitOK says it failed, reported.
+// openMCP compiles the .wf files of paths and makes a pool for their
+// servers; close it with done. A status other than exitOK says it failed,
+// reported.
+//
+// The files are compiled without their locks: the subcommands compare the
+// servers with the locks themselves, and a stale lock must not stop the
+// command that writes it again. For the same reason the warnings that a
+// server is not locked are left out.
 func openMCP(e *env, paths []string) (s *mcpSession, done func(), status int) {
-	prog, status := compile(e, paths)
-	if status != exitOK {
-		return nil, nil, status
+	files, ok := wfFiles(e, orDot(paths))
+	if !ok {
+		return nil, nil, exitUsage
+	}
+	srcs, ok := readSources(e, files)
+	if !ok {
+		return nil, nil, exitUsage
+	}
+	srcs = slices.DeleteFunc(srcs, func(src compiler.Source) bool {
+		return filepath.Base(src.Name) == mcplock.FileName
+	})
+	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	diags = slices.DeleteFunc(diags, func(d diag.Diagnostic) bool { return d.Code == compiler.CodeNotLocked })
+	if len(diags) > 0 {
+		diags.WriteText(e.stderr, fileSet(srcs))
+	}
+	if diags.HasErrors() {
+		return nil, nil, exitFound
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	version := "devel"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = buildVersion(bi).Version
-	}
-	pool := mcpclient.NewPool(mcpclient.Options{Logger: quietLog(e), Version: version})
+	pool := mcpPool(quietLog(e))
 	s = &mcpSession{e: e, ctx: ctx, pool: pool, servers: prog.Servers}
 	return s, func() {
 		_ = pool.Close()
@@ -152,10 +171,7 @@ func mcpLock(e *env, check bool, paths []string) int {
 	var mu sync.Mutex
 	live := map[string]*mcplock.Server{}
 	errs := s.each(s.servers, func(srv *vm.Server) error {
-		// Without its lock entry: the lock is what is being made.
-		plain := *srv
-		plain.Locked = nil
-		l, err := s.pool.Lock(s.ctx, &plain)
+		l, err := s.pool.Lock(s.ctx, srv)
 		if err == nil {
 			mu.Lock()
 			live[srv.Name] = l
@@ -262,7 +278,7 @@ func checkLock(e *env, path string, declared []*vm.Server, live *mcplock.File) i
 			diffs = append(diffs, fmt.Sprintf("mcp server %s: not locked", srv.Name))
 			continue
 		}
-		for _, what := range originChanges(l.From, mcpclient.Origin(srv)) {
+		for _, what := range l.From.Changes(srv.Origin()) {
 			diffs = append(diffs, fmt.Sprintf("mcp server %s: its %s changed", srv.Name, what))
 		}
 		for _, c := range mcplock.Diff(l, live.Servers[srv.Name]) {
@@ -283,22 +299,6 @@ func checkLock(e *env, path string, declared []*vm.Server, live *mcplock.File) i
 	}
 	fmt.Fprintf(e.stdout, "%s: out of date: run `aguic mcp lock`\n", path)
 	return exitFound
-}
-
-// originChanges names the values of a declaration whose text differs
-// from the lock's: "command", "args", "url".
-func originChanges(locked, now mcplock.Origin) []string {
-	var out []string
-	if locked.Command != now.Command {
-		out = append(out, "command")
-	}
-	if locked.Args != now.Args {
-		out = append(out, "args")
-	}
-	if locked.URL != now.URL {
-		out = append(out, "url")
-	}
-	return out
 }
 
 // listedTool is a tool as mcp tools --json prints it.
