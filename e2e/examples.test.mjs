@@ -533,3 +533,13 @@ test("predictive_state_updates.wf: PredictState announces the streamed document,
   assert.equal(lastText(agent), "All right, I kept the document as it was.");
   assert.deepEqual(warnings, []);
 });
+
+test("mcp_tools.wf: the reference MCP server's tools, called by the flow and by the model", async () => {
+  const agent = agentFor("mcp_tools");
+  const { seen, result } = await send(agent, "What is 2 plus 3?");
+  const calls = toolCalls(seen);
+  assert.deepEqual(calls.map((c) => [c.name, c.args, c.result]), [["add", { a: 2, b: 3 }, "The sum of 2 and 3 is 5."]]);
+  assert.deepEqual(textOf(agent.messages), ["Echo: An MCP server answers.", "2 plus 3 is 5, as the MCP server's get-sum tool says."]);
+  assert.deepEqual(result, { text: "2 plus 3 is 5, as the MCP server's get-sum tool says." });
+  assert.deepEqual(warnings, []);
+});

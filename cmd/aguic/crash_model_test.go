@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // toolCrashWorkflow is a conversation whose model calls two backend
@@ -46,6 +48,50 @@ workflow buy {
 }
 `
 
+// mcpToolCrashWorkflow is toolCrashWorkflow with the tools of an MCP
+// server: the model is offered the shop's tools by the server's name.
+const mcpToolCrashWorkflow = `wf 1
+
+mcp shop {
+  url = "<<env('SHOP_MCP_URL')>>"
+}
+
+workflow buy {
+  conversation = true
+
+  flow {
+    answer: model {
+      prompt   = "<<$agent.latestUserMessage.content>>"
+      tools    = [shop]
+      chat_out = $input.chat
+    } -> $reply
+    output $reply.text
+  }
+}
+`
+
+// mcpNodeCrashWorkflow calls the shop's MCP tools directly, one node each.
+const mcpNodeCrashWorkflow = `wf 1
+
+mcp shop {
+  url = "<<env('SHOP_MCP_URL')>>"
+}
+
+workflow buy {
+  conversation = true
+
+  flow {
+    mcp shop "charge" {
+      args = {order: "A-1"}
+    }
+    mcp shop "ship" {
+      args = {order: "A-1"}
+    }
+    say "Charged and shipped."
+  }
+}
+`
+
 // toolCrashScript answers the first request with both tool calls and a
 // request that ends with tool results with the answer, so that the
 // script of a restarted server takes up the conversation where it is.
@@ -57,19 +103,72 @@ reply after tool
 text: Charged and shipped.
 `
 
-// TestKillAfterAToolCall kills the real server with SIGKILL while a model
-// node's second tool call is in flight, after the first one's result was
-// committed, and starts it again on the same data directory. The
-// recovered run goes on inside the model node: the card is charged once,
-// the call that was in flight is made again (at most that one repeats),
-// and the conversation ends with the model's answer, once.
+// TestKillAfterAToolCall kills the real server with SIGKILL while a
+// workflow's second call of a shop is in flight, after the first one's
+// result was committed, and starts it again on the same data directory:
+// a model node's tool calls, as HTTP tools or as the tools of an MCP
+// server, and direct calls of MCP tools, one node each. The recovered run
+// goes on where it was: the card is charged once, the call that was in
+// flight is made again (at most that one repeats), and the conversation
+// ends with the answer, once.
 func TestKillAfterAToolCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and kills it")
 	}
 	dir := t.TempDir()
 	bin := buildAguic(t, dir)
-	wfDir := writeWorkflow(t, dir, "buy.wf", toolCrashWorkflow)
+	for _, c := range []struct{ name, workflow string }{
+		{"http tools", toolCrashWorkflow},
+		{"mcp tools", mcpToolCrashWorkflow},
+		{"mcp nodes", mcpNodeCrashWorkflow},
+	} {
+		t.Run(c.name, func(t *testing.T) { killAfterAToolCall(t, bin, c.workflow) })
+	}
+}
+
+// crashShop counts the calls of a shop's charge and ship, by path, and
+// holds the first call of ship until its caller is gone.
+type crashShop struct {
+	mu       sync.Mutex
+	calls    map[string]int
+	shipping chan struct{}
+}
+
+// call records a call of path and answers it, unless it is the first
+// call of ship: then it waits until ctx is done and answers "".
+func (s *crashShop) call(ctx context.Context, path string) string {
+	s.mu.Lock()
+	s.calls[path]++
+	first := path == "/ship/A-1" && s.calls[path] == 1
+	s.mu.Unlock()
+	if first {
+		close(s.shipping)
+		<-ctx.Done()
+		return ""
+	}
+	return "done " + path
+}
+
+// mcpHandler serves the shop as an MCP server with the tools charge and
+// ship, over streamable HTTP.
+func (s *crashShop) mcpHandler() http.Handler {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1.0.0"}, nil)
+	type order struct {
+		Order string `json:"order"`
+	}
+	for _, name := range []string{"charge", "ship"} {
+		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "The shop's " + name + " of an order"},
+			func(ctx context.Context, _ *mcp.CallToolRequest, in order) (*mcp.CallToolResult, any, error) {
+				text := s.call(ctx, "/"+name+"/"+in.Order)
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+			})
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+}
+
+func killAfterAToolCall(t *testing.T, bin, workflow string) {
+	dir := t.TempDir()
+	wfDir := writeWorkflow(t, dir, "buy.wf", workflow)
 	script := filepath.Join(dir, "buy.script")
 	if err := os.WriteFile(script, []byte(toolCrashScript), 0o644); err != nil {
 		t.Fatal(err)
@@ -77,26 +176,19 @@ func TestKillAfterAToolCall(t *testing.T) {
 
 	// The shop answers at once, except the first request to ship, which
 	// it holds until the process that sent it is gone.
-	var mu sync.Mutex
-	calls := map[string]int{}
-	shipping := make(chan struct{})
-	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		calls[r.URL.Path]++
-		first := r.URL.Path == "/ship/A-1" && calls[r.URL.Path] == 1
-		mu.Unlock()
-		if first {
-			close(shipping)
-			<-r.Context().Done()
-			return
-		}
+	shop := &crashShop{calls: map[string]int{}, shipping: make(chan struct{})}
+	shipping := shop.shipping
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		text := shop.call(r.Context(), r.URL.Path)
 		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprintf(w, "done %s", r.URL.Path)
+		fmt.Fprint(w, text)
 	}))
-	t.Cleanup(shop.Close)
+	t.Cleanup(web.Close)
+	mcpShop := httptest.NewServer(shop.mcpHandler())
+	t.Cleanup(mcpShop.Close)
 
 	args := []string{"serve", "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0", "--model-script", script, wfDir}
-	env := crashEnv("SHOP_URL=" + shop.URL)
+	env := crashEnv("SHOP_URL="+web.URL, "SHOP_MCP_URL="+mcpShop.URL)
 	p, err := startCrashProc(bin, args, env)
 	if err != nil {
 		t.Fatal(err)
@@ -162,9 +254,9 @@ func TestKillAfterAToolCall(t *testing.T) {
 		}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if calls["/charge/A-1"] != 1 || calls["/ship/A-1"] != 2 || len(calls) != 2 {
+	shop.mu.Lock()
+	defer shop.mu.Unlock()
+	if calls := shop.calls; calls["/charge/A-1"] != 1 || calls["/ship/A-1"] != 2 || len(calls) != 2 {
 		t.Errorf("the shop's requests %v; want the card charged once and the ship in flight at the crash sent again", calls)
 	}
 	var story []string
