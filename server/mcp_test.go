@@ -201,7 +201,9 @@ func TestMCPCallsAStatelessWorkflowAndContinuesItsThread(t *testing.T) {
 			}
 			// The thread is the AG-UI routes' too.
 			resp := e.get("/agui/threads/" + first.thread() + "/runs")
-			var runs struct{ Runs []struct{ RunID, Status string } }
+			var runs struct {
+				Runs []struct{ RunID, Status string }
+			}
 			json.NewDecoder(resp.Body).Decode(&runs)
 			resp.Body.Close()
 			if len(runs.Runs) != 2 || runs.Runs[0].RunID != second.sc["runId"] || runs.Runs[0].Status != "finished" {
