@@ -43,6 +43,8 @@ func (s *Server) mcpTool(wf *vm.Workflow) mcp.ToolHandler {
 			if err != nil {
 				return toolFailure(err.Error()), nil
 			}
+			// The call's text is what all its turns said.
+			res.text = joinText(in.said, res.text)
 			asks := elicitations(req, res)
 			if asks == nil {
 				return res.toolResult(), nil
@@ -60,7 +62,7 @@ func (s *Server) mcpTool(wf *vm.Workflow) mcp.ToolHandler {
 				s.log.Info("mcp: an elicitation failed; the tool call answers with the interrupts", "workflow", wf.ID, "thread", res.ThreadID, "error", err.Error())
 				return res.toolResult(), nil
 			}
-			in = &toolInput{ThreadID: res.ThreadID, Resume: answers}
+			in = &toolInput{ThreadID: res.ThreadID, Resume: answers, said: res.text}
 		}
 	}
 }
@@ -256,6 +258,14 @@ func resumeEntry(id string, res *mcp.ElicitResult) ResumeEntry {
 	return ResumeEntry{InterruptID: id, Status: "resolved", Payload: payload}
 }
 
+// joinText joins the texts of two turns with a blank line.
+func joinText(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "\n\n" + b
+}
+
 // elicitState is the request state of a result that asks for
 // elicitations: the thread that waits for them. The client echoes it
 // with the answers. It grants nothing a caller cannot do with resume: the
@@ -263,12 +273,13 @@ func resumeEntry(id string, res *mcp.ElicitResult) ResumeEntry {
 type elicitState struct {
 	ThreadID   string   `json:"threadId"`
 	Interrupts []string `json:"interrupts"`
+	Said       string   `json:"said,omitempty"` // the text of the call so far
 }
 
 // inputRequired is the result that asks the client for the elicitations
 // asks, which answer the interrupts res stopped at.
 func inputRequired(res *runResult, asks map[string]*mcp.ElicitParams) *mcp.CallToolResult {
-	st := elicitState{ThreadID: res.ThreadID, Interrupts: slices.Sorted(maps.Keys(asks))}
+	st := elicitState{ThreadID: res.ThreadID, Interrupts: slices.Sorted(maps.Keys(asks)), Said: res.text}
 	b, _ := json.Marshal(st)
 	reqs := mcp.InputRequestMap{}
 	for id, p := range asks {
@@ -285,7 +296,7 @@ func answered(state string, answers mcp.InputResponseMap) (*toolInput, error) {
 	if err := json.Unmarshal([]byte(state), &st); err != nil || st.ThreadID == "" {
 		return nil, errors.New("requestState is not one this server made: call the tool again without inputResponses")
 	}
-	in := &toolInput{ThreadID: st.ThreadID}
+	in := &toolInput{ThreadID: st.ThreadID, said: st.Said}
 	for _, id := range st.Interrupts {
 		res, ok := answers[id].(*mcp.ElicitResult)
 		if !ok {

@@ -21,6 +21,8 @@ type toolInput struct {
 	State       any     // the client's state; nil: the thread's
 	Resume      []ResumeEntry
 	ToolResults []toolResult
+
+	said string // the text of the call's earlier turns, which elicitation answered
 }
 
 // toolResult is the result of one frontend tool call.
