@@ -99,7 +99,7 @@ test("without elicitation, an interrupt is answered by the resume argument", asy
   assert.equal(status, "interrupted");
   assert.equal(interrupts.length, 1);
   assert.equal(interrupts[0].reason, "human_handoff");
-  assert.ok(textOf(first).startsWith("Let me get a colleague of mine.\n\nThe workflow waits for answers to its interrupts:"), textOf(first));
+  assert.equal(textOf(first), `Let me get a colleague of mine.\n\nThe workflow waits for an answer to each of its interrupts; call the tool again with threadId "${threadId}" and resume, one entry per interrupt:\n- ${interrupts[0].id} (human_handoff): The customer asks for a person: I want a human`);
   const second = await client.callTool({
     name: "handoff",
     arguments: { threadId, resume: [{ interruptId: interrupts[0].id, status: "resolved", payload: { reply: "Sam here." } }] },
@@ -113,4 +113,33 @@ test("a call the workflow cannot take is an error result", async () => {
   const res = await client.callTool({ name: "chat", arguments: { threadId: "no-such-thread", message: "hi" } });
   assert.equal(res.isError, true);
   assert.equal(textOf(res), 'workflow "chat" has no thread "no-such-thread": leave threadId out to start a new one');
+});
+
+test("with tokens, a client sends its bearer token and sees its own threads only", async () => {
+  const guarded = await startServe({
+    args: ["--model-script", path.join(root, "workflows", "scripts", "demo.script"), path.join(root, "workflows")],
+    env: { AGUIC_TOKENS: "alice:alice-token,bob:bob-token" },
+  });
+  try {
+    const denied = await fetch(`${guarded.base}/mcp`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    assert.equal(denied.status, 401);
+    const as = async (token) => {
+      const client = new Client({ name: "aguic-e2e", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${guarded.base}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }));
+      clients.push(client);
+      return client;
+    };
+    const alice = await as("alice-token");
+    const first = await alice.callTool({ name: "handoff", arguments: { message: "What are your opening hours?" } });
+    const { threadId } = first.structuredContent;
+    const bob = await as("bob-token");
+    const stolen = await bob.callTool({ name: "handoff", arguments: { threadId, message: "Where is my order?" } });
+    assert.equal(stolen.isError, true);
+    assert.equal(textOf(stolen), `workflow "handoff" has no thread "${threadId}": leave threadId out to start a new one`);
+  } finally {
+    for (const c of clients.splice(0)) await c.close();
+    await guarded.stop();
+  }
 });

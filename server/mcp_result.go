@@ -274,22 +274,19 @@ func (res *runResult) toolResult() *mcp.CallToolResult {
 			note = "The workflow finished."
 		}
 	case statusInterrupted:
-		var asks []string
+		note = fmt.Sprintf("The workflow waits for an answer to each of its interrupts; call the tool again with threadId %q and resume, one entry per interrupt:", res.ThreadID)
 		for _, in := range res.Interrupts {
-			ask := fmt.Sprintf("%s (%s)", in.ID, in.Reason)
+			note += fmt.Sprintf("\n- %s (%s)", in.ID, in.Reason)
 			if in.Message != "" {
-				ask += ": " + in.Message
+				note += ": " + in.Message
 			}
-			asks = append(asks, ask)
 		}
-		note = fmt.Sprintf("The workflow waits for answers to its interrupts: %s. Call the tool again with threadId %q and resume, one entry per interrupt.", strings.Join(asks, "; "), res.ThreadID)
 	case statusTools:
-		var calls []string
+		note = fmt.Sprintf("The workflow waits for the results of its tool calls; call the tool again with threadId %q and toolResults:", res.ThreadID)
 		for _, tc := range res.ToolCalls {
 			args, _ := json.Marshal(tc.Arguments)
-			calls = append(calls, fmt.Sprintf("%s %s(%s)", tc.ID, tc.Name, args))
+			note += fmt.Sprintf("\n- %s %s(%s)", tc.ID, tc.Name, args)
 		}
-		note = fmt.Sprintf("The workflow waits for the results of its tool calls: %s. Call the tool again with threadId %q and toolResults.", strings.Join(calls, "; "), res.ThreadID)
 	case statusCancelled:
 		note = "The run was cancelled."
 	case statusError:

@@ -270,7 +270,7 @@ func TestMCPInterruptsWithoutElicitation(t *testing.T) {
 			if len(ids) != 1 {
 				t.Fatalf("interrupts %v", first.sc)
 			}
-			first.want(t, "interrupted", fmt.Sprintf("Checking A-1.\n\nThe workflow waits for answers to its interrupts: %s (approval): Refund A-1?. Call the tool again with threadId %q and resume, one entry per interrupt.", ids[0], first.thread()))
+			first.want(t, "interrupted", fmt.Sprintf("Checking A-1.\n\nThe workflow waits for an answer to each of its interrupts; call the tool again with threadId %q and resume, one entry per interrupt:\n- %s (approval): Refund A-1?", first.thread(), ids[0]))
 			// An answer to an interrupt the thread does not wait for.
 			wrong := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": "int-x", "status": "resolved"}}})
 			if !wrong.isError || wrong.sc["status"] != "error" || !strings.Contains(wrong.text, "invalid_resume") {
