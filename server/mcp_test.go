@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -476,4 +477,21 @@ func TestMCPBusyThreadAndProgress(t *testing.T) {
 	cancel()
 	<-errs
 	<-b.aborted
+}
+
+func TestMCPShutdownEndsTheSessions(t *testing.T) {
+	e := newMCPEnv(t, nil)
+	cs := e.connect(mcpClient{version: "2025-11-25"})
+	call(t, cs, "hello", map[string]any{"message": "Ada"}).want(t, "finished", "Hello Ada (1 messages)")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The session is gone, and with it the stream the client held open:
+	// the HTTP server closes, which waits for every request to end.
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hello", Arguments: map[string]any{"message": "Bob"}}); err == nil {
+		t.Error("a call on the session of a server that shut down answered")
+	}
+	e.http.Close()
 }
