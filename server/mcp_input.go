@@ -155,7 +155,7 @@ func parseToolInput(wf *vm.Workflow, raw json.RawMessage) (*toolInput, error) {
 	}
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, fmt.Errorf("the arguments must be a JSON object, found %s", jsonKind(raw))
+		return nil, fmt.Errorf("the arguments must be a JSON object, found %s", agui.DescribeJSON(raw))
 	}
 	known := []string{"message", "threadId", "state"}
 	if wf.Conversation {
@@ -169,7 +169,7 @@ func parseToolInput(wf *vm.Workflow, raw json.RawMessage) (*toolInput, error) {
 	if v, ok := args["message"]; ok && !isJSONNull(v) {
 		var m string
 		if err := json.Unmarshal(v, &m); err != nil {
-			return nil, fmt.Errorf("message must be a string, found %s", jsonKind(v))
+			return nil, fmt.Errorf("message must be a string, found %s", agui.DescribeJSON(v))
 		}
 		in.Message = &m
 	}
@@ -183,51 +183,44 @@ func parseToolInput(wf *vm.Workflow, raw json.RawMessage) (*toolInput, error) {
 	if v, ok := args["state"]; ok && !isJSONNull(v) {
 		var st map[string]any
 		if err := json.Unmarshal(v, &st); err != nil {
-			return nil, fmt.Errorf("state must be an object, found %s", jsonKind(v))
+			return nil, fmt.Errorf("state must be an object, found %s", agui.DescribeJSON(v))
 		}
 		in.State = vm.Normalize(st)
 	}
-	if v, ok := args["resume"]; ok && !isJSONNull(v) {
-		entries, err := objects("resume", v, []string{"interruptId", "status", "payload"})
+	err := eachObject(args["resume"], "resume", []string{"interruptId", "status", "payload"}, func(at string, e map[string]json.RawMessage) error {
+		id, err := idArg(at+".interruptId", e["interruptId"])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for i, e := range entries {
-			at := fmt.Sprintf("resume[%d]", i)
-			id, err := idArg(at+".interruptId", e["interruptId"])
-			if err != nil {
-				return nil, err
-			}
-			var status string
-			if json.Unmarshal(e["status"], &status) != nil || status != "resolved" && status != "cancelled" {
-				return nil, fmt.Errorf(`%s.status must be "resolved" or "cancelled", found %s`, at, describe(e["status"]))
-			}
-			var payload any
-			if p := e["payload"]; p != nil {
-				if err := json.Unmarshal(p, &payload); err != nil {
-					return nil, fmt.Errorf("%s.payload: %v", at, err)
-				}
-			}
-			in.Resume = append(in.Resume, ResumeEntry{InterruptID: id, Status: status, Payload: payload})
+		var status string
+		if json.Unmarshal(e["status"], &status) != nil || status != "resolved" && status != "cancelled" {
+			return fmt.Errorf(`%s.status must be "resolved" or "cancelled", found %s`, at, describe(e["status"]))
 		}
-	}
-	if v, ok := args["toolResults"]; ok && !isJSONNull(v) {
-		results, err := objects("toolResults", v, []string{"toolCallId", "content"})
-		if err != nil {
-			return nil, err
+		var payload any
+		if p := e["payload"]; p != nil {
+			if err := json.Unmarshal(p, &payload); err != nil {
+				return fmt.Errorf("%s.payload: %v", at, err)
+			}
 		}
-		for i, e := range results {
-			at := fmt.Sprintf("toolResults[%d]", i)
+		in.Resume = append(in.Resume, ResumeEntry{InterruptID: id, Status: status, Payload: payload})
+		return nil
+	})
+	if err == nil {
+		err = eachObject(args["toolResults"], "toolResults", []string{"toolCallId", "content"}, func(at string, e map[string]json.RawMessage) error {
 			id, err := idArg(at+".toolCallId", e["toolCallId"])
 			if err != nil {
-				return nil, err
+				return err
 			}
 			var content string
-			if err := json.Unmarshal(e["content"], &content); err != nil {
-				return nil, fmt.Errorf("%s.content must be a string, found %s", at, describe(e["content"]))
+			if json.Unmarshal(e["content"], &content) != nil {
+				return fmt.Errorf("%s.content must be a string, found %s", at, describe(e["content"]))
 			}
 			in.ToolResults = append(in.ToolResults, toolResult{ToolCallID: id, Content: content})
-		}
+			return nil
+		})
+	}
+	if err != nil {
+		return nil, err
 	}
 	switch {
 	case in.Message != nil && len(in.ToolResults) > 0:
@@ -251,38 +244,45 @@ func (in *toolInput) messages() []agui.Message {
 	return out
 }
 
-// objects reads an array of objects that have only the keys given, and
-// the first two of them.
-func objects(name string, raw json.RawMessage, keys []string) ([]map[string]json.RawMessage, error) {
+// eachObject reads the argument name, raw: an array of objects, each
+// with only the keys given and at least the first two of them; it calls f
+// with each object and its place (name[i]). Absent or null: no objects.
+func eachObject(raw json.RawMessage, name string, keys []string, f func(at string, e map[string]json.RawMessage) error) error {
+	if raw == nil || isJSONNull(raw) {
+		return nil
+	}
 	var list []json.RawMessage
 	if err := json.Unmarshal(raw, &list); err != nil {
-		return nil, fmt.Errorf("%s must be an array, found %s", name, jsonKind(raw))
+		return fmt.Errorf("%s must be an array, found %s", name, agui.DescribeJSON(raw))
 	}
-	out := make([]map[string]json.RawMessage, len(list))
 	for i, item := range list {
 		at := fmt.Sprintf("%s[%d]", name, i)
-		if err := json.Unmarshal(item, &out[i]); err != nil || out[i] == nil {
-			return nil, fmt.Errorf("%s must be an object, found %s", at, jsonKind(item))
+		var e map[string]json.RawMessage
+		if err := json.Unmarshal(item, &e); err != nil || e == nil {
+			return fmt.Errorf("%s must be an object, found %s", at, agui.DescribeJSON(item))
 		}
-		for _, k := range slices.Sorted(maps.Keys(out[i])) {
+		for _, k := range slices.Sorted(maps.Keys(e)) {
 			if !slices.Contains(keys, k) {
-				return nil, fmt.Errorf("%s: unknown key %q; the keys are %s", at, k, strings.Join(keys, ", "))
+				return fmt.Errorf("%s: unknown key %q; the keys are %s", at, k, strings.Join(keys, ", "))
 			}
 		}
 		for _, k := range keys[:2] {
-			if _, ok := out[i][k]; !ok {
-				return nil, fmt.Errorf("%s has no %s", at, k)
+			if _, ok := e[k]; !ok {
+				return fmt.Errorf("%s has no %s", at, k)
 			}
 		}
+		if err := f(at, e); err != nil {
+			return err
+		}
 	}
-	return out, nil
+	return nil
 }
 
 // idArg reads an id: a string of 1 to MaxIDBytes bytes.
 func idArg(name string, raw json.RawMessage) (string, error) {
 	var id string
 	if err := json.Unmarshal(raw, &id); err != nil {
-		return "", fmt.Errorf("%s must be a string, found %s", name, jsonKind(raw))
+		return "", fmt.Errorf("%s must be a string, found %s", name, agui.DescribeJSON(raw))
 	}
 	switch {
 	case id == "":
@@ -295,32 +295,11 @@ func idArg(name string, raw json.RawMessage) (string, error) {
 
 func isJSONNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// jsonKind names the JSON type of raw: "a string", "a number"…
-func jsonKind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "a string"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
 // describe shows a value that is wrong: a string as it is, else its kind.
 func describe(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return fmt.Sprintf("%q", s)
 	}
-	return jsonKind(raw)
+	return agui.DescribeJSON(raw)
 }

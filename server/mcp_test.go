@@ -43,9 +43,9 @@ type mcpClient struct {
 	opts    *mcp.ClientOptions
 }
 
-// connect opens an MCP session with the server's /agui/mcp.
-func (e *env) connect(c mcpClient) *mcp.ClientSession {
-	e.t.Helper()
+// connect opens an MCP session with the server's /agui/mcp for test t.
+func (e *env) connect(t *testing.T, c mcpClient) *mcp.ClientSession {
+	t.Helper()
 	hc := e.http.Client()
 	if c.token != "" {
 		hc = &http.Client{Transport: withToken{token: c.token, next: e.http.Client().Transport}}
@@ -53,10 +53,18 @@ func (e *env) connect(c mcpClient) *mcp.ClientSession {
 	client := mcp.NewClient(&mcp.Implementation{Name: "aguic-test", Version: "1"}, c.opts)
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: e.http.URL + "/agui/mcp", HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: c.version})
 	if err != nil {
-		e.t.Fatalf("connect (%s): %v", c.version, err)
+		t.Fatalf("connect (%s): %v", c.version, err)
 	}
-	e.t.Cleanup(func() { cs.Close() })
+	t.Cleanup(func() { cs.Close() })
 	return cs
+}
+
+// eachProtocol runs f in a subtest for each protocol version, with a
+// client of that version.
+func (e *env) eachProtocol(t *testing.T, f func(t *testing.T, cs *mcp.ClientSession)) {
+	for _, v := range mcpVersions {
+		t.Run(v, func(t *testing.T) { f(t, e.connect(t, mcpClient{version: v})) })
+	}
 }
 
 // withToken adds a bearer token to every request.
@@ -133,103 +141,94 @@ func (o toolOutcome) interruptIDs() []string {
 
 func TestMCPListsTheWorkflowsAsTools(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			res, err := cs.ListTools(context.Background(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tools := map[string]*mcp.Tool{}
-			var names []string
-			for _, tool := range res.Tools {
-				tools[tool.Name] = tool
-				names = append(names, tool.Name)
-			}
-			slices.Sort(names)
-			if want := []string{"address", "approve", "broken", "counter", "hello", "refund", "slow"}; !reflect.DeepEqual(names, want) {
-				t.Fatalf("tools %v, want %v", names, want)
-			}
-			hello := tools["hello"]
-			if hello.Title != "Hello" || hello.Description != "Greets the user." {
-				t.Errorf("hello: title %q, description %q", hello.Title, hello.Description)
-			}
-			if tools["broken"].Description != "Runs the workflow broken." {
-				t.Errorf("broken: description %q", tools["broken"].Description)
-			}
-			props := func(tool *mcp.Tool) []string {
-				m := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
-				return slices.Sorted(func(yield func(string) bool) {
-					for k := range m {
-						if !yield(k) {
-							return
-						}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools := map[string]*mcp.Tool{}
+		var names []string
+		for _, tool := range res.Tools {
+			tools[tool.Name] = tool
+			names = append(names, tool.Name)
+		}
+		slices.Sort(names)
+		if want := []string{"address", "approve", "broken", "counter", "hello", "refund", "slow"}; !reflect.DeepEqual(names, want) {
+			t.Fatalf("tools %v, want %v", names, want)
+		}
+		hello := tools["hello"]
+		if hello.Title != "Hello" || hello.Description != "Greets the user." {
+			t.Errorf("hello: title %q, description %q", hello.Title, hello.Description)
+		}
+		if tools["broken"].Description != "Runs the workflow broken." {
+			t.Errorf("broken: description %q", tools["broken"].Description)
+		}
+		props := func(tool *mcp.Tool) []string {
+			m := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+			return slices.Sorted(func(yield func(string) bool) {
+				for k := range m {
+					if !yield(k) {
+						return
 					}
-				})
-			}
-			if got := props(hello); !reflect.DeepEqual(got, []string{"message", "state", "threadId"}) {
-				t.Errorf("hello takes %v", got)
-			}
-			if got := props(tools["counter"]); !reflect.DeepEqual(got, []string{"message", "resume", "state", "threadId", "toolResults"}) {
-				t.Errorf("counter takes %v", got)
-			}
-			out, _ := hello.OutputSchema.(map[string]any)
-			if out["type"] != "object" || out["properties"].(map[string]any)["status"] == nil {
-				t.Errorf("output schema %v", hello.OutputSchema)
-			}
-		})
-	}
+				}
+			})
+		}
+		if got := props(hello); !reflect.DeepEqual(got, []string{"message", "state", "threadId"}) {
+			t.Errorf("hello takes %v", got)
+		}
+		if got := props(tools["counter"]); !reflect.DeepEqual(got, []string{"message", "resume", "state", "threadId", "toolResults"}) {
+			t.Errorf("counter takes %v", got)
+		}
+		out, _ := hello.OutputSchema.(map[string]any)
+		if out["type"] != "object" || out["properties"].(map[string]any)["status"] == nil {
+			t.Errorf("output schema %v", hello.OutputSchema)
+		}
+	})
 }
 
 func TestMCPCallsAStatelessWorkflowAndContinuesItsThread(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			first := call(t, cs, "hello", map[string]any{"message": "Ada"})
-			first.want(t, "finished", "Hello Ada (1 messages)")
-			if !reflect.DeepEqual(first.sc["output"], map[string]any{"said": "Ada", "messages": 1.0}) {
-				t.Errorf("output %v", first.sc["output"])
-			}
-			if first.thread() == "" || first.sc["runId"] == "" {
-				t.Fatalf("no thread or run: %v", first.sc)
-			}
-			// The server sends the thread's history with the new message.
-			second := call(t, cs, "hello", map[string]any{"message": "Bob", "threadId": first.thread()})
-			second.want(t, "finished", "Hello Bob (2 messages)")
-			if second.thread() != first.thread() {
-				t.Errorf("thread %s, then %s", first.thread(), second.thread())
-			}
-			// The thread is the AG-UI routes' too.
-			resp := e.get("/agui/threads/" + first.thread() + "/runs")
-			var runs struct {
-				Runs []struct{ RunID, Status string }
-			}
-			json.NewDecoder(resp.Body).Decode(&runs)
-			resp.Body.Close()
-			if len(runs.Runs) != 2 || runs.Runs[0].RunID != second.sc["runId"] || runs.Runs[0].Status != "finished" {
-				t.Errorf("runs of the thread: %+v", runs.Runs)
-			}
-		})
-	}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		first := call(t, cs, "hello", map[string]any{"message": "Ada"})
+		first.want(t, "finished", "Hello Ada (1 messages)")
+		if !reflect.DeepEqual(first.sc["output"], map[string]any{"said": "Ada", "messages": 1.0}) {
+			t.Errorf("output %v", first.sc["output"])
+		}
+		if first.thread() == "" || first.sc["runId"] == "" {
+			t.Fatalf("no thread or run: %v", first.sc)
+		}
+		// The server sends the thread's history with the new message.
+		second := call(t, cs, "hello", map[string]any{"message": "Bob", "threadId": first.thread()})
+		second.want(t, "finished", "Hello Bob (2 messages)")
+		if second.thread() != first.thread() {
+			t.Errorf("thread %s, then %s", first.thread(), second.thread())
+		}
+		// The thread is the AG-UI routes' too.
+		resp := e.get("/agui/threads/" + first.thread() + "/runs")
+		var runs struct {
+			Runs []struct{ RunID, Status string }
+		}
+		json.NewDecoder(resp.Body).Decode(&runs)
+		resp.Body.Close()
+		if len(runs.Runs) != 2 || runs.Runs[0].RunID != second.sc["runId"] || runs.Runs[0].Status != "finished" {
+			t.Errorf("runs of the thread: %+v", runs.Runs)
+		}
+	})
 }
 
 func TestMCPContinuesAConversation(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			first := call(t, cs, "counter", map[string]any{"message": "hi"})
-			first.want(t, "finished", "Turn 1: hi")
-			second := call(t, cs, "counter", map[string]any{"message": "again", "threadId": first.thread()})
-			second.want(t, "finished", "Turn 2: again")
-			if !reflect.DeepEqual(second.sc["state"], map[string]any{"turns": 2.0}) {
-				t.Errorf("state %v", second.sc["state"])
-			}
-			// A call with nothing new says where the conversation stands.
-			call(t, cs, "counter", map[string]any{"threadId": first.thread()}).want(t, "finished", "The workflow finished.")
-		})
-	}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		first := call(t, cs, "counter", map[string]any{"message": "hi"})
+		first.want(t, "finished", "Turn 1: hi")
+		second := call(t, cs, "counter", map[string]any{"message": "again", "threadId": first.thread()})
+		second.want(t, "finished", "Turn 2: again")
+		if !reflect.DeepEqual(second.sc["state"], map[string]any{"turns": 2.0}) {
+			t.Errorf("state %v", second.sc["state"])
+		}
+		// A call with nothing new says where the conversation stands.
+		call(t, cs, "counter", map[string]any{"threadId": first.thread()}).want(t, "finished", "The workflow finished.")
+	})
 }
 
 func TestMCPAnswersInterruptsByElicitation(t *testing.T) {
@@ -238,7 +237,7 @@ func TestMCPAnswersInterruptsByElicitation(t *testing.T) {
 		for _, approval := range []string{"accept", "decline"} {
 			t.Run(v+"/"+approval, func(t *testing.T) {
 				var asked []string
-				cs := e.connect(mcpClient{version: v, opts: &mcp.ClientOptions{
+				cs := e.connect(t, mcpClient{version: v, opts: &mcp.ClientOptions{
 					ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 						asked = append(asked, req.Params.Message)
 						if req.Params.Message == "How much?" {
@@ -263,36 +262,33 @@ func TestMCPAnswersInterruptsByElicitation(t *testing.T) {
 
 func TestMCPInterruptsWithoutElicitation(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			first := call(t, cs, "approve", map[string]any{"message": "A-1"})
-			ids := first.interruptIDs()
-			if len(ids) != 1 {
-				t.Fatalf("interrupts %v", first.sc)
-			}
-			first.want(t, "interrupted", fmt.Sprintf("Checking A-1.\n\nThe workflow waits for an answer to each of its interrupts; call the tool again with threadId %q and resume, one entry per interrupt:\n- %s (approval): Refund A-1?", first.thread(), ids[0]))
-			// An answer to an interrupt the thread does not wait for.
-			wrong := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": "int-x", "status": "resolved"}}})
-			if !wrong.isError || wrong.sc["status"] != "error" || !strings.Contains(wrong.text, "invalid_resume") {
-				t.Fatalf("a wrong resume: %+v", wrong)
-			}
-			second := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": ids[0], "status": "resolved"}}})
-			form := second.sc["interrupts"].([]any)[0].(map[string]any)
-			if second.sc["status"] != "interrupted" || form["reason"] != "details" || form["responseSchema"] == nil {
-				t.Fatalf("second: %v", second.sc)
-			}
-			third := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": form["id"], "status": "resolved", "payload": map[string]any{"amount": 7}}}})
-			third.want(t, "finished", "Approval resolved, amount 7.")
-		})
-	}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		first := call(t, cs, "approve", map[string]any{"message": "A-1"})
+		ids := first.interruptIDs()
+		if len(ids) != 1 {
+			t.Fatalf("interrupts %v", first.sc)
+		}
+		first.want(t, "interrupted", fmt.Sprintf("Checking A-1.\n\nThe workflow waits for an answer to each of its interrupts; call the tool again with threadId %q and resume, one entry per interrupt:\n- %s (approval): Refund A-1?", first.thread(), ids[0]))
+		// An answer to an interrupt the thread does not wait for.
+		wrong := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": "int-x", "status": "resolved"}}})
+		if !wrong.isError || wrong.sc["status"] != "error" || !strings.Contains(wrong.text, "invalid_resume") {
+			t.Fatalf("a wrong resume: %+v", wrong)
+		}
+		second := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": ids[0], "status": "resolved"}}})
+		form := second.sc["interrupts"].([]any)[0].(map[string]any)
+		if second.sc["status"] != "interrupted" || form["reason"] != "details" || form["responseSchema"] == nil {
+			t.Fatalf("second: %v", second.sc)
+		}
+		third := call(t, cs, "approve", map[string]any{"threadId": first.thread(), "resume": []any{map[string]any{"interruptId": form["id"], "status": "resolved", "payload": map[string]any{"amount": 7}}}})
+		third.want(t, "finished", "Approval resolved, amount 7.")
+	})
 }
 
 func TestMCPInterruptElicitationCannotAsk(t *testing.T) {
 	e := newMCPEnv(t, nil)
 	for _, v := range mcpVersions {
 		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v, opts: &mcp.ClientOptions{
+			cs := e.connect(t, mcpClient{version: v, opts: &mcp.ClientOptions{
 				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					return nil, errors.New("a nested schema was elicited")
 				},
@@ -307,30 +303,27 @@ func TestMCPInterruptElicitationCannotAsk(t *testing.T) {
 
 func TestMCPFrontendTool(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			first := call(t, cs, "refund", nil)
-			calls, _ := first.sc["toolCalls"].([]any)
-			if first.sc["status"] != "waiting_for_tools" || len(calls) != 1 {
-				t.Fatalf("got %v", first.sc)
-			}
-			tc := calls[0].(map[string]any)
-			if tc["name"] != "confirm_refund" || !reflect.DeepEqual(tc["arguments"], map[string]any{"orderId": "A-1"}) {
-				t.Fatalf("tool call %v", tc)
-			}
-			if !strings.Contains(first.text, `confirm_refund({"orderId":"A-1"})`) {
-				t.Errorf("text %q", first.text)
-			}
-			second := call(t, cs, "refund", map[string]any{"threadId": first.thread(), "toolResults": []any{map[string]any{"toolCallId": tc["id"], "content": `{"approved":true}`}}})
-			second.want(t, "finished", "Approved: true")
-		})
-	}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		first := call(t, cs, "refund", nil)
+		calls, _ := first.sc["toolCalls"].([]any)
+		if first.sc["status"] != "waiting_for_tools" || len(calls) != 1 {
+			t.Fatalf("got %v", first.sc)
+		}
+		tc := calls[0].(map[string]any)
+		if tc["name"] != "confirm_refund" || !reflect.DeepEqual(tc["arguments"], map[string]any{"orderId": "A-1"}) {
+			t.Fatalf("tool call %v", tc)
+		}
+		if !strings.Contains(first.text, `confirm_refund({"orderId":"A-1"})`) {
+			t.Errorf("text %q", first.text)
+		}
+		second := call(t, cs, "refund", map[string]any{"threadId": first.thread(), "toolResults": []any{map[string]any{"toolCallId": tc["id"], "content": `{"approved":true}`}}})
+		second.want(t, "finished", "Approved: true")
+	})
 }
 
 func TestMCPRunErrorsAndBadArguments(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	cs := e.connect(mcpClient{})
+	cs := e.connect(t, mcpClient{})
 	broken := call(t, cs, "broken", map[string]any{"message": "A-9"})
 	broken.want(t, "error", "The run failed: order A-9 is unknown (fail)")
 	if !reflect.DeepEqual(broken.sc["error"], map[string]any{"message": "order A-9 is unknown", "code": "fail"}) {
@@ -345,7 +338,7 @@ func TestMCPRunErrorsAndBadArguments(t *testing.T) {
 		{"hello", map[string]any{"mesage": "hi"}, `unknown argument "mesage": the tool hello takes message, threadId, state`},
 		{"hello", map[string]any{"message": 3}, "message must be a string, found a number"},
 		{"hello", map[string]any{"threadId": ""}, "threadId is empty"},
-		{"hello", map[string]any{"state": []any{1}}, "state must be an object, found an array"},
+		{"hello", map[string]any{"state": []any{1}}, "state must be an object, found a list"},
 		{"hello", map[string]any{"resume": []any{}}, `unknown argument "resume": the tool hello takes message, threadId, state`},
 		{"hello", map[string]any{"threadId": "nope", "message": "x"}, `workflow "hello" has no thread "nope": leave threadId out to start a new one`},
 		{"counter", map[string]any{"threadId": "t", "resume": []any{map[string]any{"interruptId": "i", "status": "ok"}}}, `resume[0].status must be "resolved" or "cancelled", found "ok"`},
@@ -379,8 +372,8 @@ func TestMCPAuthAndScopes(t *testing.T) {
 	}
 	for _, v := range mcpVersions {
 		t.Run(v, func(t *testing.T) {
-			alice := e.connect(mcpClient{version: v, token: "tok-a"})
-			bob := e.connect(mcpClient{version: v, token: "tok-b"})
+			alice := e.connect(t, mcpClient{version: v, token: "tok-a"})
+			bob := e.connect(t, mcpClient{version: v, token: "tok-b"})
 			first := call(t, alice, "counter", map[string]any{"message": "hi"})
 			first.want(t, "finished", "Turn 1: hi")
 			stolen := call(t, bob, "counter", map[string]any{"message": "mine", "threadId": first.thread()})
@@ -418,36 +411,34 @@ func newBlocking(t *testing.T) *blocking {
 func TestMCPCancellingTheCallCancelsTheRun(t *testing.T) {
 	e := newMCPEnv(t, nil)
 	b := newBlocking(t)
-	for _, v := range mcpVersions {
-		t.Run(v, func(t *testing.T) {
-			cs := e.connect(mcpClient{version: v})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			errs := make(chan error, 1)
-			go func() {
-				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"state": map[string]any{"url": b.URL + "/" + v}}})
-				errs <- err
-			}()
-			if got := <-b.arrived; got != "/"+v {
-				t.Fatalf("arrived %s", got)
-			}
-			cancel()
-			if err := <-errs; err == nil {
-				t.Fatal("the cancelled call returned a result")
-			}
-			// The run's HTTP request is given up: the run was cancelled.
-			if got := <-b.aborted; got != "/"+v {
-				t.Fatalf("aborted %s", got)
-			}
-		})
-	}
+	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
+		v := t.Name() // the run's URL names its test
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		errs := make(chan error, 1)
+		go func() {
+			_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"state": map[string]any{"url": b.URL + "/" + v}}})
+			errs <- err
+		}()
+		if got := <-b.arrived; got != "/"+v {
+			t.Fatalf("arrived %s", got)
+		}
+		cancel()
+		if err := <-errs; err == nil {
+			t.Fatal("the cancelled call returned a result")
+		}
+		// The run's HTTP request is given up: the run was cancelled.
+		if got := <-b.aborted; got != "/"+v {
+			t.Fatalf("aborted %s", got)
+		}
+	})
 }
 
 func TestMCPBusyThreadAndProgress(t *testing.T) {
 	e := newMCPEnv(t, nil)
 	b := newBlocking(t)
 	progress := make(chan string, 100)
-	cs := e.connect(mcpClient{opts: &mcp.ClientOptions{
+	cs := e.connect(t, mcpClient{opts: &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			progress <- req.Params.Message
 		},
@@ -481,7 +472,7 @@ func TestMCPBusyThreadAndProgress(t *testing.T) {
 
 func TestMCPShutdownEndsTheSessions(t *testing.T) {
 	e := newMCPEnv(t, nil)
-	cs := e.connect(mcpClient{version: "2025-11-25"})
+	cs := e.connect(t, mcpClient{version: "2025-11-25"})
 	call(t, cs, "hello", map[string]any{"message": "Ada"}).want(t, "finished", "Hello Ada (1 messages)")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
