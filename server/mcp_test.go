@@ -219,11 +219,12 @@ func TestMCPCallsAStatelessWorkflowAndContinuesItsThread(t *testing.T) {
 func TestMCPContinuesAConversation(t *testing.T) {
 	e := newMCPEnv(t, nil)
 	e.eachProtocol(t, func(t *testing.T, cs *mcp.ClientSession) {
-		first := call(t, cs, "counter", map[string]any{"message": "hi"})
+		first := call(t, cs, "counter", map[string]any{"message": "hi", "state": map[string]any{"mode": "plan"}})
 		first.want(t, "finished", "Turn 1: hi")
+		// Without state, the turn has the state the thread holds.
 		second := call(t, cs, "counter", map[string]any{"message": "again", "threadId": first.thread()})
 		second.want(t, "finished", "Turn 2: again")
-		if !reflect.DeepEqual(second.sc["state"], map[string]any{"turns": 2.0}) {
+		if !reflect.DeepEqual(second.sc["state"], map[string]any{"mode": "plan", "turns": 2.0}) {
 			t.Errorf("state %v", second.sc["state"])
 		}
 		// A call with nothing new says where the conversation stands.
