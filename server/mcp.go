@@ -14,7 +14,7 @@ import (
 // {base}/mcp (Config.MCP): every workflow is a tool named by its id, and a
 // tool call is a run request like any other, admitted, run and stored by
 // the same code as the AG-UI routes' (begin), whose frames are read into
-// the tool's result (mcpCollect) instead of being streamed as SSE.
+// the tool's result (collect) instead of being streamed as SSE.
 //
 // The MCP route speaks the streamable HTTP transport in two modes of the
 // official SDK's handler, chosen by the request's MCP-Protocol-Version
