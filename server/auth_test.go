@@ -496,8 +496,8 @@ func TestCORS(t *testing.T) {
 		}
 		for k, want := range map[string]string{
 			"Access-Control-Allow-Origin":  app,
-			"Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-			"Access-Control-Allow-Headers": "Content-Type, Authorization, Accept, Last-Event-ID, X-Tenant",
+			"Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS",
+			"Access-Control-Allow-Headers": "Content-Type, Authorization, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, X-Tenant",
 			"Access-Control-Max-Age":       "600",
 			"Vary":                         "Origin",
 		} {

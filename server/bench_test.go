@@ -131,6 +131,7 @@ func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib s
 		Bundle:  bundle,
 		Store:   st,
 		Logger:  log,
+		MCP:     true, // as aguic serve
 	})
 	if err != nil {
 		b.Fatal(err)

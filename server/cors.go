@@ -10,9 +10,10 @@ import (
 
 // The answers to a CORS preflight request.
 const (
-	corsMethods = "GET, POST, OPTIONS"
-	corsHeaders = "Content-Type, Authorization, Accept, Last-Event-ID"
-	corsMaxAge  = 600 // seconds a browser may keep a preflight's answer
+	corsMethods = "GET, POST, DELETE, OPTIONS" // DELETE ends an MCP session
+	corsHeaders = "Content-Type, Authorization, Accept, Last-Event-ID, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name"
+	corsExpose  = "Mcp-Session-Id" // an MCP client reads its session's id
+	corsMaxAge  = 600              // seconds a browser may keep a preflight's answer
 )
 
 // cors lets browser clients of other origins call the server.
@@ -98,6 +99,7 @@ func (c *cors) wrap(next http.Handler) http.Handler {
 			} else {
 				h.Set("Access-Control-Allow-Origin", o)
 			}
+			h.Set("Access-Control-Expose-Headers", corsExpose)
 		}
 		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 			if !allowed {

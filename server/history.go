@@ -191,24 +191,33 @@ func (s *Server) historyOf(ctx context.Context, th store.Thread, max int) (Histo
 // go on. runID "" is the run's id (or a new one). The stream speaks
 // dialect d.
 func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID string, max int, d agui.Dialect) (*huma.StreamResponse, error) {
-	th, err := s.thread(ctx, key)
+	rp, err := s.restoreReply(ctx, key, threadID, runID, max)
 	if err != nil {
 		return nil, err
+	}
+	return s.sse(rp, d), nil
+}
+
+// restoreReply is restore before it becomes a stream.
+func (s *Server) restoreReply(ctx context.Context, key store.Key, threadID, runID string, max int) (reply, error) {
+	th, err := s.thread(ctx, key)
+	if err != nil {
+		return reply{}, err
 	}
 	if th.Status != store.Running || th.RunID == "" {
 		h, err := s.historyOf(ctx, th, max)
 		if err != nil {
-			return nil, err
+			return reply{}, err
 		}
-		return s.snapshot(threadID, runID, h, d), nil
+		return reply{run: s.snapshotRun(threadID, runID, h)}, nil
 	}
 	cut, err := s.runStart(ctx, th, th.RunID)
 	if err != nil {
-		return nil, storeFailed("reading the thread's events failed", err)
+		return reply{}, storeFailed("reading the thread's events failed", err)
 	}
 	red, err := s.reduce(ctx, th, cut)
 	if err != nil {
-		return nil, err
+		return reply{}, err
 	}
 	msgs := recent(red.Messages, max)
 	if runID == "" {
@@ -221,7 +230,7 @@ func (s *Server) restore(ctx context.Context, key store.Key, threadID, runID str
 	r.pushEvent(0, agui.MessagesSnapshotEvent{Messages: msgs}, false)
 	// The snapshot ends before the run: its silent events are history the
 	// client does not have yet.
-	return s.streamWith(r, d, func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut, true) }), nil
+	return reply{run: r, produce: func(ctx context.Context) { s.followRun(ctx, r, key, th.RunID, cut, true) }}, nil
 }
 
 // waitOf is what a suspended thread waits for the client to answer: its
@@ -362,6 +371,11 @@ func pendingTool(w *vm.Wait, msgs []agui.Message) *agui.ToolCall {
 // reloads learns what it has to answer; else a plain success. The stream
 // speaks dialect d.
 func (s *Server) snapshot(threadID, runID string, h History, d agui.Dialect) *huma.StreamResponse {
+	return s.stream(s.snapshotRun(threadID, runID, h), d)
+}
+
+// snapshotRun is the ended run whose frames are snapshot's.
+func (s *Server) snapshotRun(threadID, runID string, h History) *run {
 	if runID == "" {
 		runID = "run-" + uuid.NewString()
 	}
@@ -379,5 +393,5 @@ func (s *Server) snapshot(threadID, runID string, h History, d agui.Dialect) *hu
 	}
 	r.pushEvent(0, agui.RunFinished(threadID, runID, o, nil), true)
 	close(r.done)
-	return s.stream(r, d)
+	return r
 }

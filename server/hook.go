@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 
-	"github.com/danielgtaylor/huma/v2"
-
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
@@ -74,13 +72,13 @@ func (s *Server) hookRequest(ctx context.Context, in *RunAgentInput, wf *vm.Work
 	return hr, nil
 }
 
-// rejected is the stream of a request the hook refused: RUN_STARTED, then
+// rejected is the run of a request the hook refused: RUN_STARTED, then
 // RUN_ERROR with the hook's message. Nothing ran, nothing is stored.
-func (s *Server) rejected(in *RunAgentInput, key store.Key, err error) *huma.StreamResponse {
+func (s *Server) rejected(in *RunAgentInput, key store.Key, err error) *run {
 	s.log.Info("run rejected", "workflow", key.Workflow, "thread", key.Thread, "run", in.RunID, "error", err.Error())
 	r := newRun(in.RunID, key, s.now)
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	r.pushEvent(0, agui.RunError(err.Error(), "rejected"), true)
 	close(r.done)
-	return s.stream(r, agui.DialectOf(in.ProtocolVersion))
+	return r
 }

@@ -210,14 +210,44 @@ type runRequest struct {
 	in *RunAgentInput
 }
 
+// reply is what a run request is answered with: the run whose frames go
+// out, whether its node lifecycle frames go with them, and, for a run the
+// request only follows (a restore), the function that fills it while the
+// frames are read. The AG-UI routes send it as SSE (sse); /mcp reads it
+// into a tool result.
+type reply struct {
+	run     *run
+	nodes   bool
+	produce func(ctx context.Context)
+}
+
+// sse is the response that streams rp as server-sent events in dialect d.
+func (s *Server) sse(rp reply, d agui.Dialect) *huma.StreamResponse {
+	if rp.produce != nil {
+		return s.streamWith(rp.run, d, rp.produce)
+	}
+	return s.streamAfter(rp.run, 0, d, rp.nodes)
+}
+
 // start validates a run request, takes the thread's lease and starts the
 // run; the 4xx answers all come from here, before any stream.
 func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamResponse, error) {
-	in, wf := req.in, req.wf
-	d := agui.DialectOf(in.ProtocolVersion)
-	nodes, err := nodeEventsOf(in.ForwardedProps)
+	rp, err := s.begin(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	return s.sse(rp, agui.DialectOf(req.in.ProtocolVersion)), nil
+}
+
+// begin is start without the stream: it checks the request, admits the
+// run on its thread and starts it (or answers without running: the
+// snapshot of a conversation, a refusal as RUN_ERROR). Every run request,
+// of the AG-UI routes and of /mcp, goes through here.
+func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
+	in, wf := req.in, req.wf
+	nodes, err := nodeEventsOf(in.ForwardedProps)
+	if err != nil {
+		return reply{}, err
 	}
 	nodes = nodes || s.cfg.NodeLifecycle
 	if in.RunID == "" {
@@ -231,31 +261,31 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 		r := newRun(in.RunID, key, s.now)
 		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
 		close(r.done)
-		return s.stream(r, d), nil
+		return reply{run: r}, nil
 	}
 	// The hook sees every run request, also one the snapshot answers: a
 	// request it refuses gets nothing of the thread.
 	hook, err := s.hookRequest(ctx, in, wf, key, agent)
 	if err != nil {
-		return s.rejected(in, key, err), nil
+		return reply{run: s.rejected(in, key, err)}, nil
 	}
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
 		// A client that sends nothing new asks where the conversation
 		// stands (it reloaded): the snapshot stream, and nothing runs.
-		resp, err := s.restore(ctx, key, in.ThreadID, in.RunID, 0, d)
+		rp, err := s.restoreReply(ctx, key, in.ThreadID, in.RunID, 0)
 		if err == nil {
-			return resp, nil
+			return rp, nil
 		}
 		if !isNotFound(err) {
-			return nil, err
+			return reply{}, err
 		}
 	}
 	if err := s.checkResume(ctx, key, wf, in); err != nil {
-		return nil, err
+		return reply{}, err
 	}
 	r, queued, err := s.admit(ctx, key, in.RunID, wf.Busy)
 	if err != nil {
-		return nil, err
+		return reply{}, err
 	}
 	r.threadID = in.ThreadID
 	sreq := store.Request{
@@ -286,22 +316,22 @@ func (s *Server) start(ctx context.Context, req runRequest) (*huma.StreamRespons
 	// client saw start survives a crash.
 	if queued {
 		if err := s.enqueue(r, sreq); err != nil {
-			return nil, beginError(key, in.RunID, err)
+			return reply{}, beginError(key, in.RunID, err)
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 		go s.waitTurn(r)
-		return s.streamAfter(r, 0, d, nodes), nil
+		return reply{run: r, nodes: nodes}, nil
 	}
 	r.hold()
 	sreq.OnDurable = r.durable
 	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
 	if err != nil {
 		s.release(r)
-		return nil, beginError(key, in.RunID, err)
+		return reply{}, beginError(key, in.RunID, err)
 	}
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
-	return s.streamAfter(r, 0, d, nodes), nil
+	return reply{run: r, nodes: nodes}, nil
 }
 
 // beginError is the answer to a run that could not begin.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/aguic/aguic/studio"
 	"github.com/aguic/aguic/vm"
@@ -121,6 +122,11 @@ type Config struct {
 	// the page then calls the routes above with the user's own token, and
 	// sees what that token may see. Off in the zero Config.
 	Studio bool
+	// MCP serves the workflows as the tools of an MCP server at
+	// {base}/mcp (streamable HTTP), behind the same authentication and
+	// scopes as the AG-UI routes: a tool call is a run, stored in its
+	// thread like the runs of the AG-UI routes. Off in the zero Config.
+	MCP bool
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -147,6 +153,9 @@ type Server struct {
 	sources map[string]string // the current program's source files, by name
 
 	stopCancels func() // stops taking the store's cancel requests
+
+	mcpServer *mcp.Server    // the MCP server of {base}/mcp; nil without Config.MCP
+	mcpCalls  sync.WaitGroup // the MCP tool calls in progress; counted under mu
 
 	mu      sync.Mutex
 	closing bool
@@ -268,6 +277,9 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle("GET "+studio.Path, h)
 		s.mux.Handle("GET "+studio.Path+"/", h)
 	}
+	if cfg.MCP {
+		s.mux.Handle(base+mcpPath, s.mcpHandler())
+	}
 	s.mux.Handle("GET /{$}", home(cfg.Studio))
 	s.handler = cors.wrap(s.identify(s.misses(s.mux)))
 	return s, nil
@@ -279,7 +291,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // Shutdown stops accepting runs and waits until the runs in progress end
 // or ctx is done; then it cancels them, so each ends with its terminal
 // event, and waits for them to save their outcome (with Config.HandOver,
-// it hands them over to the other processes instead). It returns
+// it hands them over to the other processes instead). Then it waits for
+// the MCP tool calls to answer and ends the MCP sessions. It returns
 // ctx.Err() when it had to stop runs.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
@@ -291,18 +304,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		close(done)
 	}()
 	defer s.stopCancels()
+	var err error
 	select {
 	case <-done:
 		s.stop()
-		return nil
 	case <-ctx.Done():
+		if s.cfg.HandOver {
+			s.handOver()
+		}
+		s.stop()
+		<-done
+		err = ctx.Err()
 	}
-	if s.cfg.HandOver {
-		s.handOver()
-	}
-	s.stop()
-	<-done
-	return ctx.Err()
+	s.mcpCalls.Wait()
+	s.closeMCP()
+	return err
 }
 
 // cancelLocal cancels run runID of the thread key if this process executes

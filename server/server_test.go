@@ -42,7 +42,13 @@ type env struct {
 
 func newEnv(t *testing.T, edit func(*server.Config)) *env {
 	t.Helper()
-	srv, st := newServer(t, edit)
+	return newEnvOf(t, filepath.Join("testdata", "*.wf"), edit)
+}
+
+// newEnvOf is newEnv over the workflows of the files glob names.
+func newEnvOf(t *testing.T, glob string, edit func(*server.Config)) *env {
+	t.Helper()
+	srv, st := newServerOf(t, glob, edit)
 	e := &env{t: t, srv: srv, store: st, served: make(chan string, 100)}
 	h := srv.Handler()
 	e.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +63,13 @@ func newEnv(t *testing.T, edit func(*server.Config)) *env {
 // in-memory store; the cleanup shuts the server down and closes the store.
 func newServer(tb testing.TB, edit func(*server.Config)) (*server.Server, *badger.Store) {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "*.wf"))
+	return newServerOf(tb, filepath.Join("testdata", "*.wf"), edit)
+}
+
+// newServerOf is newServer over the workflows of the files glob names.
+func newServerOf(tb testing.TB, glob string, edit func(*server.Config)) (*server.Server, *badger.Store) {
+	tb.Helper()
+	files, err := filepath.Glob(glob)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -32,7 +32,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -43,7 +43,8 @@ GET {base}/workflows lists them with their graphs. The OpenAPI document is
 at /openapi.json and /openapi.yaml ("aguic openapi" prints it), an API
 browser at /docs, a health check at /healthz, and the studio, a web UI to
 see the workflows, run them and step through their threads, at /studio
-(/ links to both).
+(/ links to both). {base}/mcp serves the workflows as the tools of an MCP
+server (streamable HTTP).
 
 The files are compiled before the server listens: diagnostics go to
 standard error, and errors end the command with status 1. Threads live in
@@ -86,6 +87,12 @@ by default: its page and files are the same for everyone and need no
 token, and the page calls the routes above with the user's own token, so
 it shows nothing those routes do not already show to the same
 credentials.
+
+--mcp=false (AGUIC_MCP=false) removes {base}/mcp. It is on by default:
+every workflow is a tool named by its id, and a tool call runs it like a
+run request, behind the same tokens and scopes, with threads the AG-UI
+routes and the studio show; a conversation goes on when a call passes the
+threadId a result returned.
 
 --node-events streams, live, each node's start and end as the AG-UI
 activity graph.node.lifecycle, so a UI can highlight the node that runs;
@@ -143,6 +150,7 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		checkedVar(fs, &o.corsOrigins, "cors-origins", "", "the comma-separated `origins` browser clients may call from, or *", origins)
 		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
 		fs.BoolVar(&o.studio, "studio", true, "serve the studio, a web UI of the workflows and their threads, at /studio")
+		fs.BoolVar(&o.mcp, "mcp", true, "serve the workflows as the tools of an MCP server at {base}/mcp")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -261,6 +269,7 @@ type serveOptions struct {
 	adminToken                  string
 	nodeEvents                  bool           // stream the node lifecycle
 	studio                      bool           // serve the studio at /studio
+	mcp                         bool           // serve the workflows as MCP tools at {base}/mcp
 	tokens                      *server.Tokens // nil: no authentication
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
@@ -323,6 +332,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 
 			NodeLifecycle: o.nodeEvents,
 			Studio:        o.studio,
+			MCP:           o.mcp,
 
 			ScopeHeader: o.scopeHeader,
 			CORSOrigins: o.corsOrigins,
@@ -353,6 +363,9 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	attrs := []any{"url", url + strings.TrimSuffix(o.basePath, "/"), "workflows", strings.Join(ids, ",")}
 	if o.studio {
 		attrs = append(attrs, "studio", url+studio.Path)
+	}
+	if o.mcp {
+		attrs = append(attrs, "mcp", url+strings.TrimSuffix(o.basePath, "/")+"/mcp")
 	}
 	attrs = append(attrs, "docs", url+"/docs", "openapi", url+"/openapi.json", "store", o.where.String())
 	log.Info("serving", attrs...)

@@ -15,7 +15,7 @@ type fields map[string]json.RawMessage
 func readFields(data []byte, what string) (fields, error) {
 	var f fields
 	if err := json.Unmarshal(data, &f); err != nil || f == nil {
-		return nil, fmt.Errorf("%s must be a JSON object, found %s", what, describeJSON(data))
+		return nil, fmt.Errorf("%s must be a JSON object, found %s", what, DescribeJSON(data))
 	}
 	return f, nil
 }
@@ -41,7 +41,7 @@ func (f fields) takeString(key string, dst *string) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return fmt.Errorf("%q must be a string, found %s", key, describeJSON(raw))
+		return fmt.Errorf("%q must be a string, found %s", key, DescribeJSON(raw))
 	}
 	return nil
 }
@@ -100,9 +100,9 @@ func isNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
-// describeJSON names the kind of a JSON value for messages: "a number",
+// DescribeJSON names the kind of a JSON value for messages: "a number",
 // "null", "a list"…
-func describeJSON(raw []byte) string {
+func DescribeJSON(raw []byte) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "nothing"
@@ -130,7 +130,7 @@ func decodeError(err error, raw []byte) string {
 		if te.Field != "" {
 			return fmt.Sprintf("%s: expected %s, found %s", te.Field, goKind(te.Type.Kind().String()), "a "+te.Value)
 		}
-		return fmt.Sprintf("expected %s, found %s", goKind(te.Type.Kind().String()), describeJSON(raw))
+		return fmt.Sprintf("expected %s, found %s", goKind(te.Type.Kind().String()), DescribeJSON(raw))
 	}
 	return err.Error()
 }

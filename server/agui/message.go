@@ -78,7 +78,7 @@ func (c Content) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads a string or a list of parts.
 func (c *Content) UnmarshalJSON(data []byte) error {
-	switch describeJSON(data) {
+	switch DescribeJSON(data) {
 	case "a string":
 		*c = Content{}
 		return json.Unmarshal(data, &c.Text)
@@ -93,7 +93,7 @@ func (c *Content) UnmarshalJSON(data []byte) error {
 		*c = Content{Parts: parts}
 		return nil
 	}
-	return fmt.Errorf("content must be a string or a list of parts, found %s", describeJSON(data))
+	return fmt.Errorf("content must be a string or a list of parts, found %s", DescribeJSON(data))
 }
 
 // Part is one part of a user or tool message's content: "text" with Text,
