@@ -20,6 +20,7 @@ const maxScope = 256
 type requestInfo struct {
 	scope  string
 	header http.Header
+	user   map[string]any // who asks: {id, …} when the request was authenticated as someone, else nil
 }
 
 type requestKey struct{}
@@ -31,6 +32,15 @@ func scopeOf(ctx context.Context) string {
 		return ri.scope
 	}
 	return defaultScope
+}
+
+// userOf is who the request ctx belongs to asks as, {id, …}, or nil when
+// it was not authenticated as anyone.
+func userOf(ctx context.Context) map[string]any {
+	if ri, _ := ctx.Value(requestKey{}).(*requestInfo); ri != nil {
+		return ri.user
+	}
+	return nil
 }
 
 // headersOf is a copy of the headers of the request ctx belongs to.
@@ -67,6 +77,7 @@ func (s *Server) publicRequest(r *http.Request) bool {
 func (s *Server) identify(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scope := defaultScope
+		var user map[string]any
 		switch {
 		case s.cfg.Auth != nil:
 			if s.publicRequest(r) {
@@ -78,7 +89,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				return
 			}
 			if id != "" {
-				scope = id
+				scope, user = id, map[string]any{"id": id}
 			}
 		case s.cfg.ScopeHeader != "":
 			v := strings.TrimSpace(r.Header.Get(s.cfg.ScopeHeader))
@@ -91,7 +102,7 @@ func (s *Server) identify(next http.Handler) http.Handler {
 			}
 			scope = v
 		}
-		ctx := context.WithValue(r.Context(), requestKey{}, &requestInfo{scope: scope, header: r.Header})
+		ctx := context.WithValue(r.Context(), requestKey{}, &requestInfo{scope: scope, header: r.Header, user: user})
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
