@@ -12,7 +12,7 @@ import { spawn, execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium, watchPage } from "./browser.mjs";
 import { root, here, startServe, freePort, waitFor } from "./lib.mjs";
 
 const app = path.join(here, "copilotkit");
@@ -72,11 +72,7 @@ before(async () => {
     { RUNTIME_URL: new URL(runtimeURL()).origin },
     origin,
   );
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-      "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -93,15 +89,7 @@ after(async () => {
 // error status.
 async function open(address) {
   const page = await browser.newPage();
-  const problems = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" || m.type() === "warning") problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (err) => problems.push(`uncaught: ${err.message}`));
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`${r.status()}: ${r.request().method()} ${r.url()}`);
-  });
+  const problems = watchPage(page);
   await page.goto(origin + address);
   await page.getByTestId("copilot-chat-textarea").waitFor();
   return { page, problems };

@@ -18,7 +18,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium, watchPage } from "./browser.mjs";
 import { root, here, startServe, waitFor, warnings } from "./lib.mjs";
 import { startDojo } from "./dojo/server.mjs";
 
@@ -33,11 +33,7 @@ before(async () => {
   });
   await built;
   dojo = await startDojo({ aguic: serve.origin, dist });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-      "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -68,7 +64,7 @@ function journey(name, feature, run) {
   test(name, { timeout: 180_000 }, async () => {
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     const page = await context.newPage();
-    const problems = watch(page);
+    const problems = watchPage(page, { warnings: false });
     const chat = new Chat(page);
     try {
       await page.goto(`${dojo.origin}/feature/${feature}`);
@@ -83,21 +79,6 @@ function journey(name, feature, run) {
       await context.close();
     }
   });
-}
-
-// watch collects what goes wrong in the page: console errors, uncaught
-// errors, failed requests and HTTP errors.
-function watch(page) {
-  const problems = [];
-  page.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console error: ${msg.text()}`);
-  });
-  page.on("pageerror", (err) => problems.push(`page error: ${err.message}`));
-  page.on("requestfailed", (req) => problems.push(`request failed: ${req.method()} ${req.url()}: ${req.failure()?.errorText}`));
-  page.on("response", (res) => {
-    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.request().method()} ${res.url()}`);
-  });
-  return problems;
 }
 
 // shown is what the chat showed, for a failure's message.

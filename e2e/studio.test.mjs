@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { readFileSync, existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium } from "playwright-core";
+import { launchChromium, watchPage } from "./browser.mjs";
 import { root, startServe, newID, rawRun, waitFor } from "./lib.mjs";
 import { Reducer } from "../studio/web/js/reducer.js";
 
@@ -19,7 +19,6 @@ const SCREENSHOTS = ["studio-workflows.png", "studio-run.png", "studio-frontend-
 const images = path.join(root, "docs", "images");
 const updating = process.env.AGUIC_UPDATE_SCREENSHOTS === "1";
 
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
 const TOKENS = { ada: "ada-studio-token", bob: "bob-studio-token" };
 const WAIT = 20_000; // the longest a test waits for the page to show something
 
@@ -30,9 +29,6 @@ let hold; // the service the slow workflow waits for
 const held = []; // its requests, held open
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`the studio tests need Chromium at ${CHROMIUM}: run make chromium (or set CHROMIUM)`);
-  }
   hold = http.createServer((req, res) => {
     held.push({ req, res, closed: new Promise((r) => res.on("close", r)) });
   });
@@ -47,10 +43,7 @@ before(async () => {
       env: { AGUIC_TOKENS: `ada:${TOKENS.ada},bob:${TOKENS.bob}`, STUDIO_HOLD_URL: `http://127.0.0.1:${hold.address().port}` },
     }),
   ]);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run", "--disable-component-update", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
   if (updating) mkdirSync(images, { recursive: true });
 });
 
@@ -86,19 +79,7 @@ async function open(server, hash = "", { token } = {}) {
   if (token) {
     await page.addInitScript((t) => sessionStorage.setItem("aguic.studio.token", t), token);
   }
-  const expectedStatus = (status, url) => expected.some((e) => e.status === status && e.url.test(url));
-  page.on("console", (m) => {
-    if (m.type() !== "error" && m.type() !== "warning") return;
-    // Chromium logs every answer of 400 or more; those the test expects are fine.
-    const status = /status of (\d+)/.exec(m.text());
-    if (status && expectedStatus(Number(status[1]), m.location()?.url ?? "")) return;
-    problems.push(`console ${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`request failed: ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400 && !expectedStatus(r.status(), r.url())) problems.push(`answer ${r.status()}: ${r.request().method()} ${r.url()}`);
-  });
+  problems = watchPage(page, { expected: (status, url) => expected.some((e) => e.status === status && e.url.test(url)) });
   await page.goto(`${server.origin}/studio${hash ? `#${hash}` : ""}`);
   return page;
 }
