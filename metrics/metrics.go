@@ -64,9 +64,7 @@ type Metrics struct {
 	commitTime *prometheus.HistogramVec
 	syncTime   prometheus.Histogram
 
-	recovered *prometheus.CounterVec
-	claimed   prometheus.Counter
-	wakes     *prometheus.CounterVec
+	claimed prometheus.Counter
 }
 
 // New returns the metrics of a process, registered in a registry of their
@@ -81,7 +79,7 @@ func New() *Metrics {
 		}, []string{"workflow", "outcome"}),
 		turns: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "turns_total",
-			Help: "Turns this process executed, by workflow, outcome and origin: a request's run, a run recovered after a crash, a sleeping thread woken.",
+			Help: "Turns this process executed, by workflow, outcome and origin: request (a run requested of the AG-UI routes or /mcp), recovery (a run a crash or a dead replica left, resumed), wake (a sleeping thread woken).",
 		}, []string{"workflow", "outcome", "origin"}),
 		turnTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "turn_duration_seconds",
@@ -95,7 +93,7 @@ func New() *Metrics {
 		}, []string{"workflow"}),
 		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "runs_in_flight",
-			Help: "Turns executing in this process now, whatever started them.",
+			Help: "Turns of requests and wakes executing in this process now.",
 		}),
 		modelCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "model_calls_total",
@@ -137,18 +135,10 @@ func New() *Metrics {
 			Help:    "How long syncs of the store's lazy commits took.",
 			Buckets: commitBuckets,
 		}),
-		recovered: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "recovered_runs_total",
-			Help: "Runs a crash or a dead replica left that this process resumed, by outcome (failed includes those that could not be resumed).",
-		}, []string{"outcome"}),
 		claimed: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "stranded_runs_claimed_total",
 			Help: "Runs left by a crash or a dead replica whose threads this process claimed to resume them.",
 		}),
-		wakes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "wakes_total",
-			Help: "Sleeping threads this process woke when their time came, by outcome of the turn.",
-		}, []string{"outcome"}),
 	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -157,7 +147,7 @@ func New() *Metrics {
 		m.modelCalls, m.modelErrors, m.modelTime, m.tokens,
 		m.toolTime, m.toolErrors, m.mcpCalls,
 		m.commitTime, m.syncTime,
-		m.recovered, m.claimed, m.wakes,
+		m.claimed,
 	)
 	return m
 }
@@ -180,23 +170,30 @@ const (
 	OriginWake     = "wake"
 )
 
-// TurnStarted counts a turn executing in this process until TurnEnded.
+// TurnStarted counts a turn of a request or a wake executing in this
+// process until TurnEnded.
 func (m *Metrics) TurnStarted() {
 	if m != nil {
 		m.inFlight.Inc()
 	}
 }
 
-// TurnEnded counts a turn of workflow that ended with outcome, having
-// started from origin; took, when positive, is how long it ran.
+// TurnEnded counts a turn of workflow, of a request or a wake (origin),
+// that TurnStarted counted, which ended with outcome after took.
 func (m *Metrics) TurnEnded(workflow, outcome, origin string, took time.Duration) {
 	if m == nil {
 		return
 	}
 	m.inFlight.Dec()
 	m.turns.WithLabelValues(workflow, outcome, origin).Inc()
-	if took > 0 {
-		m.turnTime.WithLabelValues(workflow).Observe(took.Seconds())
+	m.turnTime.WithLabelValues(workflow).Observe(took.Seconds())
+}
+
+// Recovered counts the turn of a run of workflow that recovery resumed,
+// with its outcome (failed for one that could not be resumed).
+func (m *Metrics) Recovered(workflow, outcome string) {
+	if m != nil {
+		m.turns.WithLabelValues(workflow, outcome, OriginRecovery).Inc()
 	}
 }
 
@@ -222,24 +219,10 @@ func (m *Metrics) MCPToolCall(tool, outcome string) {
 	}
 }
 
-// Recovered counts a run recovery resumed, with its outcome.
-func (m *Metrics) Recovered(outcome string) {
-	if m != nil {
-		m.recovered.WithLabelValues(outcome).Inc()
-	}
-}
-
 // Claimed counts n stranded runs whose threads this process claimed.
 func (m *Metrics) Claimed(n int) {
 	if m != nil && n > 0 {
 		m.claimed.Add(float64(n))
-	}
-}
-
-// Woke counts a sleeping thread woken, with the outcome of its turn.
-func (m *Metrics) Woke(outcome string) {
-	if m != nil {
-		m.wakes.WithLabelValues(outcome).Inc()
 	}
 }
 
