@@ -19,6 +19,7 @@ package metrics
 
 import (
 	"net/http"
+	"regexp"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -141,7 +142,7 @@ func New() *Metrics {
 		}),
 	}
 	reg.MustRegister(
-		collectors.NewGoCollector(),
+		goCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.runs, m.turns, m.turnTime, m.firstEvent, m.inFlight,
 		m.modelCalls, m.modelErrors, m.modelTime, m.tokens,
@@ -150,6 +151,19 @@ func New() *Metrics {
 		m.claimed,
 	)
 	return m
+}
+
+// goCollector is the collector of the Go runtime's metrics: the base
+// ones (goroutines, threads, GC pauses, the Go version) and those of
+// runtime/metrics on the GC, memory and the scheduler, instead of the
+// older go_memstats_* ones, two of which (go_memstats_alloc_bytes, a
+// gauge, and go_memstats_alloc_bytes_total, a counter) name one family in
+// OpenMetrics, which its parsers refuse.
+func goCollector() prometheus.Collector {
+	return collectors.NewGoCollector(
+		collectors.WithGoCollectorMemStatsMetricsDisabled(),
+		collectors.WithGoCollectorRuntimeMetrics(collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/(gc|memory|sched)/`)}),
+	)
 }
 
 // Registry is the registry the metrics are in, for a program that adds
