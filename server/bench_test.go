@@ -19,6 +19,7 @@ import (
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/lang"
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
@@ -72,6 +73,32 @@ func BenchmarkMemoryTurns(b *testing.B) {
 	}
 }
 
+// BenchmarkServeTurnMetrics measures what metrics cost a served turn:
+// BenchmarkMemoryTurns with 16 clients, metrics off, then on (every seam
+// wired as aguic serve wires it, /metrics scraped once the turns are
+// done). Compare cpu-µs/turn.
+func BenchmarkServeTurnMetrics(b *testing.B) {
+	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
+	for _, on := range []bool{false, true} {
+		var m *metrics.Metrics
+		name := "metrics=off"
+		if on {
+			m, name = metrics.New(), "metrics=on"
+		}
+		url := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, m)
+		b.Run(name, func(b *testing.B) {
+			benchTurns(b, url+"/agui/workflows/chat", 16)
+			if on {
+				resp, err := http.Get(url + "/metrics")
+				if err != nil || resp.StatusCode != http.StatusOK {
+					b.Fatalf("GET /metrics: %v %v", resp, err)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+}
+
 // BenchmarkBareTurns is the ceiling of BenchmarkTurns: the same clients
 // against a bare net/http handler that answers every request with the
 // bytes of one real turn's response, and does nothing else.
@@ -112,6 +139,15 @@ func benchServer(b *testing.B, opts badger.Options) string {
 // opens on a loopback listener, and returns its URL.
 func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options) string {
 	b.Helper()
+	return benchServerWith(b, opts, src, lib, nil)
+}
+
+// benchServerWith is benchServerOf with the metrics of m wired as aguic
+// serve wires them; nil m: no metrics.
+func benchServerWith(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options, m *metrics.Metrics) string {
+	b.Helper()
+	lib.Models = m.Models(lib.Models)
+	lib.ToolCall = m.ToolCall()
 	lib.Getenv = func(string) string { return "" }
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, lib)
@@ -126,12 +162,14 @@ func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib s
 	if err != nil {
 		b.Fatal(err)
 	}
+	m.CountThreads(st, 0, log)
 	srv, err := server.New(server.Config{
 		Machine: &vm.Machine{Program: prog, Registry: reg},
 		Bundle:  bundle,
-		Store:   st,
+		Store:   m.Store(st),
 		Logger:  log,
 		MCP:     true, // as aguic serve
+		Metrics: m,
 	})
 	if err != nil {
 		b.Fatal(err)
