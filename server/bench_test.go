@@ -74,26 +74,25 @@ func BenchmarkMemoryTurns(b *testing.B) {
 }
 
 // BenchmarkServeTurnMetrics measures what metrics cost a served turn:
-// BenchmarkMemoryTurns with 16 clients, metrics off, then on (every seam
-// wired as aguic serve wires it, /metrics scraped once the turns are
-// done). Compare cpu-µs/turn.
+// BenchmarkMemoryTurns with 16 clients, against a server with metrics off
+// and one with every seam measured as aguic serve wires it (/metrics
+// scraped after each round), in three rounds of off then on, so that the
+// machine's drift touches both alike. Compare cpu-µs/turn.
 func BenchmarkServeTurnMetrics(b *testing.B) {
 	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
-	for _, on := range []bool{false, true} {
-		var m *metrics.Metrics
-		name := "metrics=off"
-		if on {
-			m, name = metrics.New(), "metrics=on"
-		}
-		url := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, m)
-		b.Run(name, func(b *testing.B) {
-			benchTurns(b, url+"/agui/workflows/chat", 16)
-			if on {
-				resp, err := http.Get(url + "/metrics")
-				if err != nil || resp.StatusCode != http.StatusOK {
-					b.Fatalf("GET /metrics: %v %v", resp, err)
-				}
-				resp.Body.Close()
+	off := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, nil)
+	on := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, metrics.New())
+	for range 3 {
+		b.Run("metrics=off", func(b *testing.B) { benchTurns(b, off+"/agui/workflows/chat", 16) })
+		b.Run("metrics=on", func(b *testing.B) {
+			benchTurns(b, on+"/agui/workflows/chat", 16)
+			resp, err := http.Get(on + "/metrics")
+			if err != nil {
+				b.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				b.Fatalf("GET /metrics: %s", resp.Status)
 			}
 		})
 	}
