@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/aguic/aguic/internal/every"
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
@@ -216,6 +217,7 @@ func (h *Host) resume(ctx context.Context, rec *store.Recovery) {
 		delete(h.resuming, rec)
 		h.resumingMu.Unlock()
 	}()
+	h.cfg.Server.Metrics.Claimed(len(rec.Runs()))
 	rec.Resume(ctx, h.versions.Load, h.cfg.RecoveryWorkers, h.logRecovered)
 }
 
@@ -278,13 +280,25 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 	if err != nil {
 		return o, false, err
 	}
+	m, start := h.cfg.Server.Metrics, time.Now()
+	m.TurnStarted()
 	o, _, err = t.Run(ctx)
+	outcome := string(o.Status)
+	if err != nil {
+		outcome = string(vm.Failed)
+	}
+	m.TurnEnded(k.Workflow, outcome, metrics.OriginWake, time.Since(start))
 	return o, err == nil, err
 }
 
-// logRecovered logs how a run's recovery ended.
+// logRecovered logs and counts how a run's recovery ended.
 func (h *Host) logRecovered(r store.Recovered) {
 	attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
+	outcome := string(r.Outcome.Status)
+	if r.Err != nil {
+		outcome = string(vm.Failed)
+	}
+	h.cfg.Server.Metrics.Recovered(r.Run.Key.Workflow, outcome)
 	if r.Err != nil {
 		h.log.Warn("an interrupted run could not resume", append(attrs, "error", r.Err.Error())...)
 		return

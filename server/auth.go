@@ -67,7 +67,8 @@ func public(path string, withStudio bool) bool {
 // public (the mux would only redirect it).
 func (s *Server) publicRequest(r *http.Request) bool {
 	p := r.URL.Path
-	return r.URL.RawPath == "" && !strings.Contains(p, "//") && !strings.Contains(p, "/.") && public(p, s.cfg.Studio)
+	return r.URL.RawPath == "" && !strings.Contains(p, "//") && !strings.Contains(p, "/.") &&
+		(public(p, s.cfg.Studio) || s.cfg.MetricsPublic && p == metricsPath)
 }
 
 // identify wraps next: it authenticates every request but those of the

@@ -60,7 +60,7 @@ func (s *Server) mcpHandler() http.Handler {
 		HasTools:     true,
 	})
 	for _, wf := range s.cfg.Machine.Program.Workflows {
-		srv.AddTool(s.mcpToolOf(wf), s.mcpTool(wf))
+		srv.AddTool(s.mcpToolOf(wf), s.countMCP(wf.ID, s.mcpTool(wf)))
 	}
 	s.mcpServer = srv
 	get := func(*http.Request) *mcp.Server { return srv }

@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
 
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
@@ -38,6 +39,10 @@ type run struct {
 	final  vm.Status     // how the run ended, once it has
 
 	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
+
+	metrics *metrics.Metrics // nil: metrics are off
+	began   time.Time        // when the run was admitted, for the latency of its first event
+	seen    bool             // the run emitted an event after RUN_STARTED; only the run's goroutine touches it
 
 	threadID  string         // the client's thread id, for the terminal event
 	queued    *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
@@ -135,6 +140,10 @@ func (r *run) EmitSeq(seq uint64, e vm.Event) error {
 	ev, ok := agui.FromVM(e)
 	if !ok {
 		return nil // HIDE_TOOL_CALL is for the log only
+	}
+	if !r.seen && r.metrics != nil {
+		r.seen = true
+		r.metrics.FirstEvent(r.key.Workflow, time.Since(r.began))
 	}
 	r.pushEvent(seq, ev, false)
 	return nil
@@ -258,8 +267,9 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	if err != nil {
 		// The request is well formed but the workflow cannot take it:
 		// AG-UI says RUN_ERROR, and nothing starts.
+		s.cfg.Metrics.RunEnded(wf.ID, outcomeInvalid)
 		r := newRun(in.RunID, key, s.now)
-		r.pushEvent(0, agui.RunError(err.Error(), "invalid_input"), true)
+		r.pushEvent(0, agui.RunError(err.Error(), outcomeInvalid), true)
 		close(r.done)
 		return reply{run: r}, nil
 	}
@@ -267,6 +277,7 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	// request it refuses gets nothing of the thread.
 	hook, err := s.hookRequest(ctx, in, wf, key, agent)
 	if err != nil {
+		s.cfg.Metrics.RunEnded(wf.ID, outcomeRejected)
 		return reply{run: s.rejected(in, key, err)}, nil
 	}
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
@@ -288,6 +299,7 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 		return reply{}, err
 	}
 	r.threadID = in.ThreadID
+	r.metrics, r.began = s.cfg.Metrics, time.Now()
 	sreq := store.Request{
 		Key:     key,
 		Owner:   r.owner,
@@ -507,7 +519,8 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	defer s.wg.Done()
 	defer close(r.done)
 	defer r.cancel()
-	started := s.now()
+	started, t0 := s.now(), time.Now()
+	s.cfg.Metrics.TurnStarted()
 	// A turn of pure nodes is durable when it ends, and its stream goes
 	// out at once then; one that runs longer is synced after ackDelay, so
 	// that its client hears from it.
@@ -525,7 +538,10 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 	}
 	r.mu.Unlock()
 	now := s.now()
-	if err != nil && s.handing.Err() != nil && errors.Is(err, s.handing.Err()) {
+	outcome := s.outcome(o, err)
+	s.cfg.Metrics.TurnEnded(r.key.Workflow, outcome, metrics.OriginRequest, time.Since(t0))
+	s.cfg.Metrics.RunEnded(r.key.Workflow, outcome)
+	if outcome == outcomeHandedOver {
 		// Handed over: the run goes on in another process.
 		r.pushEvent(0, agui.RunError(fmt.Sprintf("the server stopped; another replica goes on with the run: follow it at %s/threads/%s/runs/%s/events", s.base, r.threadID, r.id), "handed_over"), true)
 		s.log.Info("run handed over", "workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id)

@@ -14,6 +14,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/studio"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
@@ -127,6 +128,17 @@ type Config struct {
 	// scopes as the AG-UI routes: a tool call is a run, stored in its
 	// thread like the runs of the AG-UI routes. Off in the zero Config.
 	MCP bool
+
+	// Metrics, when set, measures the server's runs and serves every
+	// metric of it at GET /metrics, in the Prometheus text format (or
+	// OpenMetrics when the scraper asks for it), behind Auth like every
+	// route unless MetricsPublic. nil: no /metrics, nothing measured.
+	Metrics *metrics.Metrics
+	// MetricsPublic serves /metrics without authentication, for a
+	// Prometheus that scrapes without the AG-UI tokens; the metrics
+	// hold no thread, user or scope, only workflow, model and tool names
+	// and counts across every scope.
+	MetricsPublic bool
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -188,6 +200,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if public(base, cfg.Studio) || public(base+"/", cfg.Studio) {
 		return nil, fmt.Errorf("server: the base path %q is taken by a public route", base)
+	}
+	if cfg.Metrics != nil && (base == metricsPath || strings.HasPrefix(metricsPath, base+"/")) {
+		return nil, fmt.Errorf("server: the base path %q is taken by %s", base, metricsPath)
+	}
+	if cfg.MetricsPublic && cfg.Metrics == nil {
+		return nil, errors.New("server: MetricsPublic without Metrics")
 	}
 	if cfg.Auth != nil && cfg.ScopeHeader != "" {
 		return nil, errors.New("server: Auth and ScopeHeader exclude each other: with Auth the scope is the identity's")
@@ -279,6 +297,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MCP {
 		s.mux.Handle(base+mcpPath, s.mcpHandler())
+	}
+	if cfg.Metrics != nil {
+		s.mux.Handle("GET "+metricsPath, cfg.Metrics.Handler())
 	}
 	s.mux.Handle("GET /{$}", home(cfg.Studio))
 	s.handler = cors.wrap(s.identify(s.misses(s.mux)))

@@ -49,6 +49,12 @@ func newEnv(t *testing.T, edit func(*server.Config)) *env {
 func newEnvOf(t *testing.T, glob string, edit func(*server.Config)) *env {
 	t.Helper()
 	srv, st := newServerOf(t, glob, edit)
+	return envOf(t, srv, st)
+}
+
+// envOf serves srv, on st, over HTTP for the test.
+func envOf(t *testing.T, srv *server.Server, st *badger.Store) *env {
+	t.Helper()
 	e := &env{t: t, srv: srv, store: st, served: make(chan string, 100)}
 	h := srv.Handler()
 	e.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,6 +75,13 @@ func newServer(tb testing.TB, edit func(*server.Config)) (*server.Server, *badge
 // newServerOf is newServer over the workflows of the files glob names.
 func newServerOf(tb testing.TB, glob string, edit func(*server.Config)) (*server.Server, *badger.Store) {
 	tb.Helper()
+	return newServerWith(tb, glob, filepath.Join("testdata", "usage.script"), nil, edit)
+}
+
+// newServerWith is newServerOf with the models answering from script, and
+// the stdlib's options edited by options when it is not nil.
+func newServerWith(tb testing.TB, glob, script string, options func(*stdlib.Options), edit func(*server.Config)) (*server.Server, *badger.Store) {
+	tb.Helper()
 	files, err := filepath.Glob(glob)
 	if err != nil {
 		tb.Fatal(err)
@@ -82,12 +95,16 @@ func newServerOf(tb testing.TB, glob string, edit func(*server.Config)) (*server
 		srcs = append(srcs, compiler.Source{Name: f, Text: lang.Clean(text)})
 	}
 	reg := vm.NewRegistry()
-	scripted, err := llm.LoadScript(filepath.Join("testdata", "usage.script"))
+	scripted, err := llm.LoadScript(script)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	models := llm.Resolver(map[string]llm.Provider{"script": scripted, "other": scripted})
-	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(string) string { return "" }, Models: models})
+	opts := stdlib.Options{Getenv: func(string) string { return "" }, Models: models}
+	if options != nil {
+		options(&opts)
+	}
+	stdlib.RegisterWith(reg, opts)
 	prog, diags := compiler.Compile(reg, srcs...)
 	if diags.HasErrors() {
 		tb.Fatalf("compile: %v", diags.Err())

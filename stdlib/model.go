@@ -211,6 +211,7 @@ type modelRun struct {
 	backend  map[string]*vm.Tool
 	mcp      map[string]mcpTool // the MCP servers' tools offered by the servers' names
 	pool     *mcpclient.Pool
+	observe  func(kind, name string) func(failed bool) // Options.ToolCall
 	frontend map[string]bool
 	params   map[string]any                // tool parameters, evaluated
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
@@ -230,6 +231,7 @@ func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, erro
 	m := &modelRun{
 		c:        c,
 		pool:     opts.MCP,
+		observe:  opts.ToolCall,
 		mcp:      map[string]mcpTool{},
 		backend:  map[string]*vm.Tool{},
 		frontend: map[string]bool{},
@@ -865,12 +867,10 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 	if err != nil || problem != "" {
 		return problem, err
 	}
-	var out any
 	if isMCP {
-		out, err = mt.run(ctx, m.pool, args)
-	} else {
-		out, err = m.c.RunTool(ctx, t, args)
+		t = nil // a server's tool goes before the workflow's of its name
 	}
+	out, err := m.callTool(ctx, tc.Name, t, mt, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err
@@ -889,6 +889,34 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 		return "null", nil
 	}
 	return vm.Text(out), nil
+}
+
+// callTool runs a backend tool, t of the workflow or else mt of an MCP
+// server, and tells Options.ToolCall.
+func (m *modelRun) callTool(ctx context.Context, name string, t *vm.Tool, mt mcpTool, args map[string]any) (any, error) {
+	var end func(bool)
+	if m.observe != nil {
+		kind := "mcp"
+		switch {
+		case t == nil:
+		case t.Impl != nil:
+			kind = t.Impl.Kind
+		default:
+			kind = "expr"
+		}
+		end = m.observe(kind, name)
+	}
+	var out any
+	var err error
+	if t == nil {
+		out, err = mt.run(ctx, m.pool, args)
+	} else {
+		out, err = m.c.RunTool(ctx, t, args)
+	}
+	if end != nil {
+		end(err != nil)
+	}
+	return out, err
 }
 
 // toolArgs parses the arguments of a call and checks them against the

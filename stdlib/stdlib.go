@@ -30,6 +30,13 @@ type Options struct {
 	// for mcp nodes and the servers' tools a model node offers; nil means
 	// every such call fails with a clear error. Its owner closes it.
 	MCP *mcpclient.Pool
+
+	// ToolCall, when set, learns of each backend tool call of a model
+	// node: it is called as the call starts, with the tool's kind
+	// ("expr" for a tool of `result = expr` alone, "http", "call", or
+	// "mcp" for a tool of an MCP server) and name, and returns the
+	// function called when the call ends, with whether it failed.
+	ToolCall func(kind, name string) (end func(failed bool))
 }
 
 // Register adds every node kind and builtin function of the stdlib to r,

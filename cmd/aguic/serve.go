@@ -15,6 +15,7 @@ import (
 
 	"github.com/aguic/aguic/compiler"
 	"github.com/aguic/aguic/host"
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/studio"
@@ -32,7 +33,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--metrics=false] [--metrics-public] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -94,6 +95,14 @@ run request, behind the same tokens and scopes, with threads the AG-UI
 routes and the studio show; a conversation goes on when a call passes the
 threadId a result returned.
 
+--metrics=false (AGUIC_METRICS=false) removes GET /metrics. It is on by
+default: it serves the process's metrics in the Prometheus text format
+(OpenMetrics when the scraper asks), measured at a cost too small to
+matter, and, like every route, it needs a token when --tokens is given;
+it shows counts across scopes and workflow, model and tool names, never a
+thread, a user or a scope. --metrics-public (AGUIC_METRICS_PUBLIC) serves
+it without a token, for a Prometheus that has none.
+
 --node-events streams, live, each node's start and end as the AG-UI
 activity graph.node.lifecycle, so a UI can highlight the node that runs;
 they are not stored, so replay and history never show them.
@@ -151,6 +160,8 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
 		fs.BoolVar(&o.studio, "studio", true, "serve the studio, a web UI of the workflows and their threads, at /studio")
 		fs.BoolVar(&o.mcp, "mcp", true, "serve the workflows as the tools of an MCP server at {base}/mcp")
+		fs.BoolVar(&o.metrics, "metrics", true, "serve the process's metrics in the Prometheus format at /metrics")
+		fs.BoolVar(&o.metricsPublic, "metrics-public", false, "serve /metrics without a token")
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -169,6 +180,9 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			o.tokens = toks
 			if o.tokens != nil && o.scopeHeader != "" {
 				return usageError(e, c, "--scope-header: with --tokens the scope is the token's name; give one of the two")
+			}
+			if o.metricsPublic && !o.metrics {
+				return usageError(e, c, "--metrics-public: the metrics are off (--metrics=false)")
 			}
 			if o.deadline == 0 {
 				o.deadline = -1 // no deadline
@@ -270,6 +284,7 @@ type serveOptions struct {
 	nodeEvents                  bool           // stream the node lifecycle
 	studio                      bool           // serve the studio at /studio
 	mcp                         bool           // serve the workflows as MCP tools at {base}/mcp
+	metrics, metricsPublic      bool           // serve /metrics; without a token
 	tokens                      *server.Tokens // nil: no authentication
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
@@ -307,6 +322,12 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	}
 	opts.MCP = mcpPool(log)
 	defer opts.MCP.Close()
+	var mets *metrics.Metrics
+	if o.metrics {
+		mets = metrics.New()
+		opts.Models = mets.Models(opts.Models)
+		opts.ToolCall = mets.ToolCall()
+	}
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
 	m := &vm.Machine{Program: prog, Registry: reg, MaxVisits: o.maxSteps}
@@ -318,10 +339,13 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		return exitUsage
 	}
 	defer st.Close()
+	if c, ok := st.Store.(store.ThreadCounter); ok {
+		mets.CountThreads(c, 0, log)
+	}
 	h, err := host.Start(host.Config{
 		Machine: m,
 		Bundle:  bundle,
-		Store:   st,
+		Store:   mets.Store(st),
 		Server: server.Config{
 			BasePath: o.basePath,
 			Deadline: o.deadline,
@@ -337,6 +361,9 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 			ScopeHeader: o.scopeHeader,
 			CORSOrigins: o.corsOrigins,
 			Auth:        o.auth(),
+
+			Metrics:       mets,
+			MetricsPublic: o.metricsPublic,
 		},
 		Retention:     o.retention,
 		Backup:        st,

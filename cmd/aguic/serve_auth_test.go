@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/aguic/aguic/server"
 )
 
 // TestServeAuthFlags checks that bad authentication, tenancy and CORS
@@ -38,6 +40,7 @@ func TestServeAuthFlags(t *testing.T) {
 		{"tokens and scope header", []string{"--tokens", good, "--scope-header", "X-Tenant"}, nil, "--scope-header: with --tokens"},
 		{"scope header from the environment", []string{"--tokens", good}, map[string]string{"AGUIC_SCOPE_HEADER": "X-Tenant"}, "--scope-header: with --tokens"},
 		{"bad origin", []string{"--cors-origins", "*,localhost:3000"}, nil, `-cors-origins: origin "localhost:3000"`},
+		{"public metrics that are off", []string{"--metrics=false", "--metrics-public"}, nil, "--metrics-public: the metrics are off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, v := range []string{"AGUIC_TOKENS_FILE", "AGUIC_TOKENS", "AGUIC_SCOPE_HEADER", "AGUIC_CORS_ORIGINS"} {
@@ -125,5 +128,65 @@ func TestServeAuth(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "ada-token") {
 		t.Errorf("the log holds a token:\n%s", stderr.String())
+	}
+}
+
+// TestServeMetrics serves with tokens and metrics, as the flags set them:
+// /metrics needs a token, unless --metrics-public, and counts the runs
+// and the threads of the data directory.
+func TestServeMetrics(t *testing.T) {
+	for _, public := range []bool{false, true} {
+		t.Run(map[bool]string{false: "token", true: "public"}[public], func(t *testing.T) {
+			dir := t.TempDir()
+			wfDir := writeWorkflow(t, dir, "hello.wf", "wf 1\n\nworkflow hello {\n  title = \"Hello\"\n  conversation = true\n  flow {\n    say \"hello\"\n    wait: suspend\n  }\n}\n")
+			toks, err := server.TokenList("AGUIC_TOKENS", "ada:ada-token")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := startServe(t, serveOptions{
+				dir: wfDir, where: where{data: filepath.Join(dir, "data")},
+				basePath: "/agui", deadline: -1, tokens: toks,
+				metrics: true, metricsPublic: public,
+			})
+			get := func(path, token string) (int, string) {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodPost, srv.url+path, strings.NewReader(`{"threadId": "t1", "messages": [{"id": "m1", "role": "user", "content": "hi"}]}`))
+				if path == "/metrics" {
+					req, _ = http.NewRequest(http.MethodGet, srv.url+path, nil)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				if token != "" {
+					req.Header.Set("Authorization", "Bearer "+token)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			if code, body := get("/agui/workflows/hello", "ada-token"); code != http.StatusOK {
+				t.Fatalf("run: %d %s", code, body)
+			}
+			code, body := get("/metrics", "")
+			if !public {
+				if code != http.StatusUnauthorized {
+					t.Errorf("/metrics without a token: %d, want 401", code)
+				}
+				code, body = get("/metrics", "ada-token")
+			}
+			if code != http.StatusOK {
+				t.Fatalf("/metrics: %d %s", code, body)
+			}
+			for _, want := range []string{`aguic_runs_total{outcome="suspended",workflow="hello"} 1`, `aguic_threads{status="suspended"} 1`} {
+				if !strings.Contains(body, want+"\n") {
+					t.Errorf("/metrics has no line %s:\n%s", want, body)
+				}
+			}
+			if c := srv.stop(); c != exitOK {
+				t.Errorf("serve exited with %d: %s", c, srv.stderr.String())
+			}
+		})
 	}
 }

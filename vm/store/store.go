@@ -295,3 +295,11 @@ type Store interface {
 	// Close releases the store's resources. Everything committed stays.
 	Close() error
 }
+
+// ThreadCounter is a store that counts its threads by status, across
+// scopes, for a process's metrics. A count costs one pass over the
+// threads' bookkeeping at most (never their frames or events); a thread
+// whose first run has not committed yet has no status and is not counted.
+type ThreadCounter interface {
+	CountThreads(ctx context.Context) (map[Status]int, error)
+}

@@ -346,3 +346,34 @@ func readEvents(txn *badgerdb.Txn, prefix []byte, from, to uint64) ([]store.Even
 	}
 	return events, nil
 }
+
+// CountThreads counts the threads by status, across scopes: one pass over
+// the thread headers, which are small, never their frames or events.
+func (s *Store) CountThreads(ctx context.Context) (map[store.Status]int, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, fmt.Errorf("count threads: %w", err)
+	}
+	defer s.leave()
+	counts := map[store.Status]int{}
+	err := s.db.View(func(txn *badgerdb.Txn) error {
+		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: []byte{prefixThread}, PrefetchValues: true, PrefetchSize: 100})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			_, h, err := itemThread(it.Item())
+			if err != nil {
+				return fmt.Errorf("thread header %q: %w", it.Item().Key(), err)
+			}
+			if h.Status != "" {
+				counts[h.Status]++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count threads: %w", err)
+	}
+	return counts, nil
+}

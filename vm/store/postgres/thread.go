@@ -295,3 +295,30 @@ func scanEvents(rows pgx.Rows) (*uint64, []store.Event, error) {
 	}
 	return first, events, rows.Err()
 }
+
+// CountThreads counts the threads by status, across scopes, in one
+// query over the threads' rows (which hold no frame or event).
+func (s *Store) CountThreads(ctx context.Context) (map[store.Status]int, error) {
+	fail := func(err error) (map[store.Status]int, error) { return nil, fmt.Errorf("count threads: %w", err) }
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM threads WHERE status <> '' GROUP BY status`)
+	if err != nil {
+		return fail(classify(ctx, err))
+	}
+	defer rows.Close()
+	counts := map[store.Status]int{}
+	for rows.Next() {
+		var status string
+		var n int64
+		if err := rows.Scan(&status, &n); err != nil {
+			return fail(classify(ctx, err))
+		}
+		counts[store.Status(status)] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return fail(classify(ctx, err))
+	}
+	return counts, nil
+}

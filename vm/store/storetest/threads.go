@@ -14,6 +14,7 @@ var threadChecks = []check{
 	{"ScopeIsolation", checkScopeIsolation},
 	{"DefaultLimit", checkThreadsDefaultLimit},
 	{"KeysNotConfused", checkKeysNotConfused},
+	{"Count", checkCountThreads},
 }
 
 // sortKeys orders keys as Threads lists them: by workflow, then thread id.
@@ -248,4 +249,31 @@ func checkKeysNotConfused(c *tc) {
 		gone[i] = true
 	}
 	verify("after deleting three", gone)
+}
+
+// checkCountThreads: a store that counts its threads (store.ThreadCounter)
+// counts every scope's, by their status now, and leaves out a thread that
+// has no status yet; a store that does not count skips the check.
+func checkCountThreads(c *tc) {
+	counter, ok := c.s.(store.ThreadCounter)
+	if !ok {
+		c.Skip("the store does not count its threads")
+	}
+	c.create(key("acme", "alpha", "t1"), store.Finished, 1)
+	c.create(key("acme", "alpha", "t2"), store.Suspended, 0)
+	c.create(key("other", "beta", "t1"), store.Suspended, 2)
+	c.create(key("other", "beta", "t2"), store.Failed, 0)
+	k := key("acme", "beta", "t3")
+	c.create(k, store.Suspended, 0)
+	l := c.acquire(k, "mover", long)
+	c.commit(l, store.Commit{Checkpoint: checkpoint(store.Running, "r2", 0)})
+	c.acquire(key("acme", "gamma", "new"), "holder", long) // no status yet
+	got, err := counter.CountThreads(c.ctx)
+	if err != nil {
+		c.Fatalf("CountThreads: %v", err)
+	}
+	want := map[store.Status]int{store.Finished: 1, store.Suspended: 2, store.Failed: 1, store.Running: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		c.Errorf("CountThreads: got %v, want %v", got, want)
+	}
 }
