@@ -87,8 +87,14 @@ func TestAuth(t *testing.T) {
 			e.t = t
 			defer func() { e.t = outer }()
 			resp := e.send(http.MethodPost, "/agui/workflows/echo", run, tc.header...)
-			if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer realm="aguic"` {
-				t.Errorf("WWW-Authenticate %q", got)
+			// A missing token is only challenged; a wrong one is
+			// invalid_token (RFC 6750).
+			want := `Bearer realm="aguic"`
+			if tc.detail == "not valid" {
+				want += `, error="invalid_token", error_description="the bearer token is not valid"`
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
+				t.Errorf("WWW-Authenticate %q, want %q", got, want)
 			}
 			p := e.problem(resp, http.StatusUnauthorized)
 			if !strings.Contains(str(p["detail"]), tc.detail) {
