@@ -32,7 +32,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url --jwt-audience list …] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url] [--jwt-audience list] [--jwt-user-claim claim] [--jwt-claims list] [--jwt-leeway duration] [--jwt-algorithms list] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
