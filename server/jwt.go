@@ -20,6 +20,8 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwk"
 	"github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/lestrrat-go/jwx/v3/jwt"
+
+	"github.com/aguic/aguic/internal/every"
 )
 
 // The defaults of JWTConfig.
@@ -111,7 +113,7 @@ type JWT struct {
 	forced  time.Time  // the last fetch an unknown key id caused; under fetchMu
 
 	stop context.CancelFunc
-	done chan struct{}
+	done <-chan struct{} // closed once the background refresh ended
 }
 
 // jwkSet is a key set as it was fetched.
@@ -154,8 +156,8 @@ func NewJWT(ctx context.Context, cfg JWTConfig) (*JWT, error) {
 		return nil, fmt.Errorf("jwt: %w", err)
 	}
 	bg, stop := context.WithCancel(context.Background())
-	j.stop, j.done = stop, make(chan struct{})
-	go j.refresh(bg)
+	j.stop = stop
+	j.done = every.Run(bg, j.cfg.Refresh, func() { j.refresh(bg) })
 	return j, nil
 }
 
@@ -282,23 +284,14 @@ func (j *JWT) fetch(ctx context.Context) error {
 	return nil
 }
 
-// refresh fetches the keys every cfg.Refresh until ctx is done.
+// refresh fetches the keys again, in the background; a failure keeps
+// the keys fetched last.
 func (j *JWT) refresh(ctx context.Context) {
-	defer close(j.done)
-	t := time.NewTicker(j.cfg.Refresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		j.fetchMu.Lock()
-		err := j.fetch(ctx)
-		j.fetchMu.Unlock()
-		if err != nil && ctx.Err() == nil {
-			j.log.Warn("jwt: the keys could not be fetched again; the last ones stay in use", "error", err.Error())
-		}
+	j.fetchMu.Lock()
+	err := j.fetch(ctx)
+	j.fetchMu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		j.log.Warn("jwt: the keys could not be fetched again; the last ones stay in use", "error", err.Error())
 	}
 }
 
