@@ -123,10 +123,6 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				return
 			}
 			if id.ID != "" {
-				if err := checkScope(id.ID); err != nil {
-					s.refuse(w, r, &TokenError{Reason: "the user id of the token is not usable: " + err.Error()})
-					return
-				}
 				scope, user = id.ID, id.user()
 			}
 		case s.cfg.ScopeHeader != "":

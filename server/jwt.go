@@ -447,6 +447,9 @@ func (j *JWT) identity(payload []byte) (Identity, error) {
 	if id == "" {
 		return refused("the claim %s of the token, the user, is empty", j.cfg.UserClaim)
 	}
+	if err := checkScope(id); err != nil {
+		return refused("the claim %s of the token, the user, is not usable: %v", j.cfg.UserClaim, err)
+	}
 	var sel map[string]any
 	for _, n := range j.cfg.Claims {
 		if v, ok := claims[n]; ok {

@@ -210,7 +210,7 @@ func TestJWTRefusals(t *testing.T) {
 		{"no key fits", noKid.sign(t, is.claimsOf(clock, "alice")), "the token's signature does not verify"},
 		{"symmetric algorithm", string(hmac), "the token's signature algorithm is not accepted"},
 		{"no user", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", nil)), "the token has no claim sub, the user"},
-		{"a user that is no scope", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", "al\u00efce")), "the user id of the token is not usable: the scope must be printable ASCII, found byte 0xc3"},
+		{"a user that is no scope", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", "al\u00efce")), "the claim sub of the token, the user, is not usable: the scope must be printable ASCII, found byte 0xc3"},
 		{"malformed", "abc.def.ghi", "the token is malformed: its header, payload or signature cannot be read"},
 		{"not a JWT", "abc.def", "the token is not a JWT: a JWT is three base64url parts separated by dots"},
 	} {
