@@ -94,7 +94,7 @@ const (
 )
 
 // builtinRoots are the context roots that exist without being written.
-var builtinRoots = []string{"agent", "input"}
+var builtinRoots = []string{"agent", "input", "user"}
 
 // Compile checks and lowers every workflow of srcs against reg. The program
 // is nil when any file has an error; the diagnostics are sorted. Sources

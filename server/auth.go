@@ -23,6 +23,40 @@ type requestInfo struct {
 	user   map[string]any // who asks: {id, …} when the request was authenticated as someone, else nil
 }
 
+// Identity is who a request comes from, as Config.Auth found it.
+type Identity struct {
+	// ID is the user: the scope of the request's threads, and $user.id.
+	// "" is nobody: the scope "default", and $user nil.
+	ID string
+	// Claims are the claims of the user's token the operator selected,
+	// $user.claims; nil for none. They are stored with the threads the
+	// user's runs write: never a token, only what workflows need.
+	Claims map[string]any
+}
+
+// user is $user of id: {id} and, when it has some, {claims}; nil for
+// nobody.
+func (id Identity) user() map[string]any {
+	if id.ID == "" {
+		return nil
+	}
+	u := map[string]any{"id": id.ID}
+	if len(id.Claims) > 0 {
+		u["claims"] = id.Claims
+	}
+	return u
+}
+
+// TokenError is Auth's refusal of a bearer token that is not valid
+// (RFC 6750's invalid_token): the answer is 401 with a challenge that
+// carries error="invalid_token" and Reason as its description. Reason
+// says what is wrong with the token and never quotes it.
+type TokenError struct {
+	Reason string
+}
+
+func (e *TokenError) Error() string { return e.Reason }
+
 type requestKey struct{}
 
 // scopeOf is the tenancy scope of the request ctx belongs to: "default"
@@ -89,8 +123,8 @@ func (s *Server) identify(next http.Handler) http.Handler {
 				s.refuse(w, r, err)
 				return
 			}
-			if id != "" {
-				scope, user = id, map[string]any{"id": id}
+			if id.ID != "" {
+				scope, user = id.ID, id.user()
 			}
 		case s.cfg.ScopeHeader != "":
 			v := strings.TrimSpace(r.Header.Get(s.cfg.ScopeHeader))
@@ -108,8 +142,9 @@ func (s *Server) identify(next http.Handler) http.Handler {
 	})
 }
 
-// refuse answers a request Auth refused: 401 with a bearer challenge, or
-// the status of a huma.StatusError the error wraps.
+// refuse answers a request Auth refused: 401 with a bearer challenge
+// (error="invalid_token" for a TokenError), or the status of a
+// huma.StatusError the error wraps.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusUnauthorized
 	var se huma.StatusError
@@ -117,10 +152,27 @@ func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 		status = se.GetStatus()
 	}
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="aguic"`)
+		challenge := `Bearer realm="aguic"`
+		var te *TokenError
+		if errors.As(err, &te) {
+			challenge += `, error="invalid_token", error_description="` + challengeText(te.Reason) + `"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 	}
 	s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr, "status", status, "error", err.Error())
 	problem(w, status, err.Error())
+}
+
+// challengeText is s as the quoted string of a challenge's parameter
+// may hold it (RFC 6750: printable ASCII but " and \).
+func challengeText(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b[i] = '\''
+		}
+	}
+	return string(b)
 }
 
 // checkScope accepts a scope a header names: printable ASCII, at most

@@ -87,8 +87,14 @@ func TestAuth(t *testing.T) {
 			e.t = t
 			defer func() { e.t = outer }()
 			resp := e.send(http.MethodPost, "/agui/workflows/echo", run, tc.header...)
-			if got := resp.Header.Get("WWW-Authenticate"); got != `Bearer realm="aguic"` {
-				t.Errorf("WWW-Authenticate %q", got)
+			// A missing token is only challenged; a wrong one is
+			// invalid_token (RFC 6750).
+			want := `Bearer realm="aguic"`
+			if tc.detail == "not valid" {
+				want += `, error="invalid_token", error_description="the bearer token is not valid"`
+			}
+			if got := resp.Header.Get("WWW-Authenticate"); got != want {
+				t.Errorf("WWW-Authenticate %q, want %q", got, want)
 			}
 			p := e.problem(resp, http.StatusUnauthorized)
 			if !strings.Contains(str(p["detail"]), tc.detail) {
@@ -179,11 +185,11 @@ func TestAuthOff(t *testing.T) {
 func TestAuthStatus(t *testing.T) {
 	// An Auth error that wraps a huma.StatusError chooses the status.
 	e := newEnv(t, func(c *server.Config) {
-		c.Auth = func(r *http.Request) (string, error) {
+		c.Auth = func(r *http.Request) (server.Identity, error) {
 			if r.Header.Get("X-User") == "" {
-				return "", errors.New("who are you")
+				return server.Identity{}, errors.New("who are you")
 			}
-			return "", huma.Error403Forbidden("the account is locked")
+			return server.Identity{}, huma.Error403Forbidden("the account is locked")
 		}
 	})
 	resp := e.send(http.MethodGet, "/agui/workflows", "", "X-User", "eve")
@@ -344,7 +350,7 @@ func TestHook(t *testing.T) {
 		seen []server.HookRequest
 	)
 	e := newEnv(t, func(c *server.Config) {
-		c.Auth = func(r *http.Request) (string, error) { return "acme", nil }
+		c.Auth = func(r *http.Request) (server.Identity, error) { return server.Identity{ID: "acme"}, nil }
 		c.Hook = func(ctx context.Context, r *server.HookRequest) error {
 			mu.Lock()
 			seen = append(seen, *r)
@@ -637,8 +643,8 @@ func TestTokens(t *testing.T) {
 		if tc.header != "" {
 			r.Header.Set("Authorization", tc.header)
 		}
-		scope, err := toks.Auth(r)
-		if scope != tc.scope || (err == nil) != (tc.scope != "") {
+		id, err := toks.Auth(r)
+		if scope := id.ID; scope != tc.scope || (err == nil) != (tc.scope != "") {
 			t.Errorf("Authorization %q: scope %q, %v; want %q", tc.header, scope, err, tc.scope)
 		}
 	}

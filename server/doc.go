@@ -44,8 +44,11 @@
 // authenticates every request but /healthz, the OpenAPI document, /docs,
 // / and the studio's files before any route sees it (401 problem+json
 // otherwise); Tokens.Auth
-// is one, for bearer tokens that each belong to a name. A thread's key
-// holds a scope: the identity Auth returned, else the value of
+// is one, for bearer tokens that each belong to a name, JWT.Auth another,
+// for JWTs an OpenID Connect issuer or a JWKS signs (NewJWT), and
+// BearerAuth takes both. The Identity Auth returns is the user: $user of
+// the request's runs ({id, claims}, with the claims the JWTConfig
+// selects). A thread's key holds a scope: the user's id, else the value of
 // Config.ScopeHeader, else "default". Every thread route (run, history,
 // messages, replay, events, runs, cancel, interrupt) reads and writes in
 // the request's scope only, so a thread of another scope answers 404 as

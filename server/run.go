@@ -314,14 +314,21 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 		Release: true,
 		Now:     s.now,
 	}
+	// Who asks is the turn's $user, as the authentication found it:
+	// nothing the request or the hook sends stands for it.
+	user := userOf(ctx)
+	delete(hook.Context, "user")
 	if wf.Conversation {
-		sreq.Resume = &vm.Resume{Agent: hook.Agent, Interrupts: in.resume(), ToolResults: vm.ToolResults(hook.Agent)}
+		sreq.Resume = &vm.Resume{Agent: hook.Agent, User: user, Interrupts: in.resume(), ToolResults: vm.ToolResults(hook.Agent)}
 		if len(hook.Context) > 0 {
 			sreq.Resume.Merge = hook.Context
 		}
 	} else {
 		sreq.Fresh = true
 		sreq.Context = hook.Context
+		if user != nil {
+			sreq.Context["user"] = user
+		}
 	}
 	// The turn's input is written ahead, and the client sees nothing of
 	// the run, RUN_STARTED included, before it is durable: a turn the

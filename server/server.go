@@ -103,11 +103,14 @@ type Config struct {
 	// Auth, when set, authenticates every request but those of /healthz,
 	// the OpenAPI document, /docs, / and the studio's files, before
 	// anything else sees it. It
-	// returns the request's scope, the tenant its threads belong to ("" is
-	// the scope "default"), or an error: the answer is 401 problem+json
-	// with a bearer challenge, or the status of a huma.StatusError the
-	// error wraps. Tokens.Auth is one. nil: no authentication.
-	Auth func(r *http.Request) (scope string, err error)
+	// returns who the request comes from: its ID is the request's scope,
+	// the tenant its threads belong to ("" is the scope "default"), and
+	// with its claims $user of the request's runs. An error is the
+	// answer 401 problem+json with a bearer challenge (error="invalid_token"
+	// for a TokenError), or the status of a huma.StatusError the error
+	// wraps. Tokens.Auth, JWT.Auth and BearerAuth's are some. nil: no
+	// authentication.
+	Auth func(r *http.Request) (Identity, error)
 	// ScopeHeader, without Auth, names the request header that holds the
 	// scope (printable ASCII, at most 256 bytes); a request without it is
 	// in the scope "default". Only for a server behind a proxy that sets

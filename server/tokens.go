@@ -114,15 +114,22 @@ func splitToken(s string) (name, token string, err error) {
 // Len is the number of tokens.
 func (t *Tokens) Len() int { return len(t.entries) }
 
-// Auth returns the name of the request's bearer token: the request's
-// scope. A request without an Authorization header of the Bearer scheme,
-// or with a token not in t, is an error.
-func (t *Tokens) Auth(r *http.Request) (string, error) {
-	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	token = strings.TrimSpace(token)
-	if !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return "", errors.New("the request needs a bearer token: Authorization: Bearer <token>")
+// Auth returns the name of the request's bearer token as its identity:
+// the request's scope. A request without an Authorization header of the
+// Bearer scheme is an error, one with a token not in t a TokenError.
+func (t *Tokens) Auth(r *http.Request) (Identity, error) {
+	token, err := bearerToken(r)
+	if err != nil {
+		return Identity{}, err
 	}
+	if name := t.lookup(token); name != "" {
+		return Identity{ID: name}, nil
+	}
+	return Identity{}, &TokenError{Reason: "the bearer token is not valid"}
+}
+
+// lookup is the name of token, or "".
+func (t *Tokens) lookup(token string) string {
 	h := sha256.Sum256([]byte(token))
 	name := ""
 	// Every entry is compared, so the time taken does not tell which
@@ -132,8 +139,16 @@ func (t *Tokens) Auth(r *http.Request) (string, error) {
 			name = e.name
 		}
 	}
-	if name == "" {
-		return "", errors.New("the bearer token is not valid")
+	return name
+}
+
+// bearerToken is the token of r's Authorization header of the Bearer
+// scheme; an error when it has none.
+func bearerToken(r *http.Request) (string, error) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	if !strings.EqualFold(scheme, "Bearer") || token == "" {
+		return "", errors.New("the request needs a bearer token: Authorization: Bearer <token>")
 	}
-	return name, nil
+	return token, nil
 }

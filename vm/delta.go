@@ -506,3 +506,14 @@ func (f *Frame) SetRoot(root string, v any) {
 	}
 	f.noteSet(root, nil, nil, nil)
 }
+
+// setUser sets $user to user, or removes it for nil (nobody).
+func (f *Frame) setUser(user map[string]any) {
+	if user == nil {
+		if _, ok := f.Context["user"]; ok {
+			f.SetRoot("user", nil)
+		}
+		return
+	}
+	f.SetRoot("user", Normalize(user))
+}

@@ -55,6 +55,9 @@ type Interrupt struct {
 type Resume struct {
 	// Agent, when not nil, replaces $agent whole (an AG-UI turn).
 	Agent map[string]any `json:"agent,omitempty"`
+	// User is who asks for the turn, $user ({id, claims}), nil for
+	// nobody: with Agent, it replaces $user whole, nil included.
+	User map[string]any `json:"user,omitempty"`
 	// Merge is merged into the context recursively before the node resumes.
 	Merge map[string]any `json:"merge,omitempty"`
 	// Interrupts answers the open interrupts (AG-UI RunAgentInput.resume).

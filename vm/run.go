@@ -101,10 +101,12 @@ func (m *Machine) Run(ctx context.Context, f *Frame, resume *Resume, obs Observe
 		}
 	}
 	if resume != nil {
-		// A new turn: the client's $agent replaces the old one whole, and a
-		// context merge applies, whether the run resumes or starts again.
+		// A new turn: the client's $agent and who asks, $user, replace the
+		// old ones whole, and a context merge applies, whether the run
+		// resumes or starts again.
 		if resume.Agent != nil {
 			f.SetRoot("agent", Normalize(resume.Agent))
+			f.setUser(resume.User)
 		}
 		if resume.Merge != nil {
 			f.MergeContext(Normalize(resume.Merge).(map[string]any))
@@ -514,7 +516,11 @@ func (r *runner) callWorkflow(ctx context.Context, n *Node, id string, input any
 	if w == nil {
 		return nil, Errorf(ErrCall, "unknown workflow %q", id)
 	}
-	child := NewFrame(w, r.frame.NextID("sub"), map[string]any{"input": input, "agent": Copy(r.frame.Context["agent"])})
+	roots := map[string]any{"input": input, "agent": Copy(r.frame.Context["agent"])}
+	if user := r.frame.Context["user"]; user != nil {
+		roots["user"] = Copy(user)
+	}
+	child := NewFrame(w, r.frame.NextID("sub"), roots)
 	if err := r.emit(Event{Type: SubagentStarted, SubagentRunID: child.ID, Name: id, NodeID: n.ID}); err != nil {
 		return nil, err
 	}

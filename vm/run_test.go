@@ -2,6 +2,7 @@ package vm_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -452,5 +453,56 @@ workflow w {
 	started, finished := strings.Count(rec.String(), "STEP_STARTED"), strings.Count(rec.String(), "STEP_FINISHED")
 	if started != 3 || finished != 3 || len(f.Steps) != 0 {
 		t.Errorf("steps %d started, %d finished, %v left open:\n%s", started, finished, f.Steps, rec)
+	}
+}
+
+// TestResumeUser: a turn's $user replaces the thread's whole, nil
+// included (an anonymous turn); a resume without $agent (a timer's) keeps
+// it; a called workflow sees its caller's.
+func TestResumeUser(t *testing.T) {
+	src := `wf 1
+workflow chat {
+  conversation = true
+  flow {
+    top: call whoami { input = {} } -> $who
+    note "<<$user?.id ?? 'nobody'>> <<$user?.claims?.role ?? '-'>> <<$who>>"
+    w: wait
+    goto top
+  }
+}
+workflow whoami {
+  flow { output $user?.id ?? "nobody" }
+}
+`
+	m := machine(t, src)
+	rec := &recorder{}
+	f, _ := m.NewFrame("chat", nil)
+	for i, resume := range []*vm.Resume{
+		{Agent: map[string]any{}, User: map[string]any{"id": "ada", "claims": map[string]any{"role": "admin", "old": true}}},
+		{Agent: map[string]any{}, User: map[string]any{"id": "ada", "claims": map[string]any{"role": "reader"}}},
+		{},
+		{Agent: map[string]any{}},
+	} {
+		if o := m.Run(context.Background(), f, resume, vm.Observer{Events: rec}); o.Status != vm.Suspended {
+			t.Fatalf("turn %d: %+v %v", i, o, o.Err)
+		}
+		if i == 1 {
+			if got, _ := json.Marshal(f.Context["user"]); string(got) != `{"claims":{"role":"reader"},"id":"ada"}` {
+				t.Errorf("$user %s, want the turn's whole", got)
+			}
+		}
+	}
+	want := "CUSTOM ada admin ada\nCUSTOM ada reader ada\nCUSTOM ada reader ada\nCUSTOM nobody - nobody"
+	var notes []string
+	for _, line := range strings.Split(rec.String(), "\n") {
+		if strings.HasPrefix(line, "CUSTOM") {
+			notes = append(notes, line)
+		}
+	}
+	if got := strings.Join(notes, "\n"); got != want {
+		t.Errorf("events:\n%s\nwant:\n%s", got, want)
+	}
+	if _, ok := f.Context["user"]; ok {
+		t.Errorf("an anonymous turn left $user %v", f.Context["user"])
 	}
 }

@@ -33,7 +33,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--metrics=false] [--metrics-public] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url] [--jwt-audience list] [--jwt-user-claim claim] [--jwt-claims list] [--jwt-leeway duration] [--jwt-algorithms list] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--metrics=false] [--metrics-public] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -72,6 +72,22 @@ threads. Without tokens every thread is in the scope "default", or, with
 sets it; it excludes --tokens). --cors-origins lets browser clients of
 other origins call the server: a comma-separated list of origins such as
 https://app.example.com, or *.
+
+JWT bearer tokens: --jwt-issuer names an OpenID Connect issuer, whose
+discovery document names the keys that sign its tokens; --jwt-jwks-url
+names the key set itself (with --jwt-issuer too, the issuer is checked
+and nothing is discovered). --jwt-audience is then required: a token
+must name one of its audiences. A token must be signed by a key of the
+set with an accepted algorithm (--jwt-algorithms; RS*, PS*, ES* and
+EdDSA by default, never none or HS*), carry exp, and be valid at the
+server's clock within --jwt-leeway (30s). Its claim --jwt-user-claim (sub)
+is the user: the scope of its threads, and $user.id in workflows, beside
+the claims --jwt-claims selects ($user.claims). The keys are fetched at
+start-up (an issuer or a key set that cannot be reached stops it with
+status 2), every 15 minutes, and at once for a key id they lack. With
+--tokens too, a token of the file is accepted as before, and any other
+goes to the JWT check. A refused token is answered 401 with
+WWW-Authenticate: Bearer error="invalid_token" and the reason.
 
 Retention: --keep-events keeps only the last n events of each thread (a
 replay cursor before them answers 410), --finished-ttl deletes threads
@@ -155,6 +171,7 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		checkedVar(fs, &o.retention.FinishedTTL, "finished-ttl", "", "delete finished threads idle for this `duration`; never by default", durationAtLeast(1))
 		fs.StringVar(&o.adminToken, "admin-token", "", "the bearer `token` of the admin backup route; without it the route is closed")
 		tokens := fs.String("tokens", "", "require a bearer token from this `file` of \"name token\" lines; AGUIC_TOKENS may hold name:token pairs instead")
+		o.jwtFlags.define(fs)
 		fs.StringVar(&o.scopeHeader, "scope-header", "", "without --tokens, the request header `name` whose value is the scope of the threads")
 		checkedVar(fs, &o.corsOrigins, "cors-origins", "", "the comma-separated `origins` browser clients may call from, or *", origins)
 		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
@@ -183,6 +200,12 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			}
 			if o.metricsPublic && !o.metrics {
 				return usageError(e, c, "--metrics-public: the metrics are off (--metrics=false)")
+			}
+			if o.jwt, err = o.jwtFlags.config(fs); err != nil {
+				return usageError(e, c, "%v", err)
+			}
+			if o.jwt != nil && o.scopeHeader != "" {
+				return usageError(e, c, "--scope-header: with JWT bearer tokens the scope is the token's user; give one of the two")
 			}
 			if o.deadline == 0 {
 				o.deadline = -1 // no deadline
@@ -285,9 +308,12 @@ type serveOptions struct {
 	studio                      bool           // serve the studio at /studio
 	mcp                         bool           // serve the workflows as MCP tools at {base}/mcp
 	metrics, metricsPublic      bool           // serve /metrics; without a token
-	tokens                      *server.Tokens // nil: no authentication
+	tokens                      *server.Tokens // nil: no static tokens
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
+
+	jwtFlags jwtFlags
+	jwt      *server.JWTConfig // nil: no JWT bearer tokens
 
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
@@ -296,12 +322,13 @@ type serveOptions struct {
 	grace time.Duration
 }
 
-// auth is the server's Auth: the tokens', or none.
-func (o serveOptions) auth() func(*http.Request) (string, error) {
-	if o.tokens == nil {
+// auth is the server's Auth: the tokens' and the JWTs j verifies, or
+// none.
+func (o serveOptions) auth(j *server.JWT) func(*http.Request) (server.Identity, error) {
+	if o.tokens == nil && j == nil {
 		return nil
 	}
-	return o.tokens.Auth
+	return server.BearerAuth(o.tokens, j)
 }
 
 // serve runs the server until ctx is done, then shuts it down gracefully.
@@ -333,6 +360,15 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	m := &vm.Machine{Program: prog, Registry: reg, MaxVisits: o.maxSteps}
 	bundle, _ := compiler.Bundle(srcs)
 
+	jwt, err := startJWT(ctx, o.jwt, log)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	if jwt != nil {
+		defer jwt.Close()
+	}
+
 	st, err := o.where.open(ctx, log)
 	if err != nil {
 		e.errorf("%v", err)
@@ -360,7 +396,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 
 			ScopeHeader: o.scopeHeader,
 			CORSOrigins: o.corsOrigins,
-			Auth:        o.auth(),
+			Auth:        o.auth(jwt),
 
 			Metrics:       mets,
 			MetricsPublic: o.metricsPublic,
