@@ -73,7 +73,7 @@ type ResumeEntry struct {
 
 // input is what BuildAgent reads of the request.
 func (in *RunAgentInput) input() agui.Input {
-	out := agui.Input{State: in.State}
+	out := agui.Input{State: in.State, ForwardedProps: in.ForwardedProps}
 	if in.Messages != nil {
 		out.Messages = make([]agui.Message, len(in.Messages))
 		for i, m := range in.Messages {
