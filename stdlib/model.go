@@ -224,6 +224,10 @@ type modelRun struct {
 	chatSum string
 }
 
+// agentRoot is the path of $agent, where the model a request chose is
+// recorded (vm.RequestModel).
+var agentRoot = &vm.Path{Root: "agent"}
+
 // newModelRun reads the node's keys, resolves the provider and gathers
 // the tools.
 func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, error) {
@@ -282,7 +286,8 @@ func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, erro
 	}
 
 	if m.name == "" {
-		m.name = opts.DefaultModel
+		agent, _ := c.Get(agentRoot).(map[string]any)
+		m.name = cmp.Or(vm.RequestModel(agent), opts.DefaultModel)
 	}
 	switch {
 	case opts.Models == nil:
