@@ -139,13 +139,16 @@ func model(opts Options) *vm.KindSpec {
 }
 
 // modelGives: a model node streams the reasoning the provider sends unless
-// it sets stream_reasoning = false, and calls the tools it is given.
+// it sets stream_reasoning = false, calls the tools it is given, asks for
+// structured output with output_schema and sends images with images.
 func modelGives(n *vm.Node) vm.Gives {
 	var g vm.Gives
 	g.Reasoning = keySource(n, "stream_reasoning") != "false"
 	if t := n.Keys["tools"]; t != nil {
 		g.Tools, g.ClientTools = true, t.Frontend
 	}
+	g.Structured = n.Keys["output_schema"] != nil
+	g.Images = n.Keys["images"] != nil
 	return g
 }
 
