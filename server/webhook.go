@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,10 +55,10 @@ func newSigner(secret string) (*signer, error) {
 	}
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
-		return nil, errors.New(`the webhook secret is not base64, with or without the "whsec_" prefix (make one with: echo "whsec_$(openssl rand -base64 32)")`)
+		return nil, errors.New(`not base64, with or without the "whsec_" prefix (make one with: echo "whsec_$(openssl rand -base64 32)")`)
 	}
-	if len(strings.TrimPrefix(secret, "whsec_")) < 16 {
-		return nil, errors.New("the webhook secret is too short: give at least 16 bytes, base64")
+	if key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_")); len(key) < 16 {
+		return nil, errors.New("too short: give at least 16 bytes, base64")
 	}
 	return &signer{wh: wh}, nil
 }

@@ -151,6 +151,7 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		fs.BoolVar(&o.nodeEvents, "node-events", false, "stream each node's start and end as graph.node.lifecycle activities")
 		fs.BoolVar(&o.studio, "studio", true, "serve the studio, a web UI of the workflows and their threads, at /studio")
 		fs.BoolVar(&o.mcp, "mcp", true, "serve the workflows as the tools of an MCP server at {base}/mcp")
+		o.hooks.define(fs)
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -273,6 +274,7 @@ type serveOptions struct {
 	tokens                      *server.Tokens // nil: no authentication
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
+	hooks                       hookOptions    // the run hook, the completion webhook, request models
 
 	// ready, when set, is called with the server's URL once it listens
 	// (tests).
@@ -301,6 +303,10 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	if prog == nil {
 		return status
 	}
+	if opts, err = o.hooks.checkRequestModels(opts); err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
 	if err := checkModels(prog, opts); err != nil {
 		e.errorf("%v", err)
 		return exitUsage
@@ -318,26 +324,34 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		return exitUsage
 	}
 	defer st.Close()
+	sc := server.Config{
+		BasePath: o.basePath,
+		Deadline: o.deadline,
+		LeaseTTL: o.leaseTTL,
+		// With other replicas on the database, a run still in
+		// progress when the grace ends goes on in one of them.
+		HandOver: o.where.shared(),
+
+		NodeLifecycle: o.nodeEvents,
+		Studio:        o.studio,
+		MCP:           o.mcp,
+
+		ScopeHeader: o.scopeHeader,
+		CORSOrigins: o.corsOrigins,
+		Auth:        o.auth(),
+	}
+	drainHooks, err := o.hooks.wire(&sc, log)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	// After the host stopped: the runs that ended in its grace deliver.
+	defer drainHooks()
 	h, err := host.Start(host.Config{
-		Machine: m,
-		Bundle:  bundle,
-		Store:   st,
-		Server: server.Config{
-			BasePath: o.basePath,
-			Deadline: o.deadline,
-			LeaseTTL: o.leaseTTL,
-			// With other replicas on the database, a run still in
-			// progress when the grace ends goes on in one of them.
-			HandOver: o.where.shared(),
-
-			NodeLifecycle: o.nodeEvents,
-			Studio:        o.studio,
-			MCP:           o.mcp,
-
-			ScopeHeader: o.scopeHeader,
-			CORSOrigins: o.corsOrigins,
-			Auth:        o.auth(),
-		},
+		Machine:       m,
+		Bundle:        bundle,
+		Store:         st,
+		Server:        sc,
 		Retention:     o.retention,
 		Backup:        st,
 		AdminToken:    o.adminToken,
