@@ -32,7 +32,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--hook-url url] [--webhook-url url] [--request-models list] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -93,6 +93,19 @@ every workflow is a tool named by its id, and a tool call runs it like a
 run request, behind the same tokens and scopes, with threads the AG-UI
 routes and the studio show; a conversation goes on when a call passes the
 threadId a result returned.
+
+--hook-url calls a webhook before every run (AG-UI and MCP alike) with its
+thread, workflow, user, the headers --hook-headers names and its
+forwardedProps; its answer refuses the run (RUN_ERROR, code rejected, or a
+4xx status it names) or lets it go on, adding to its context and $agent and
+setting its scope. A hook that fails, times out (--hook-timeout) or answers
+anything else refuses the run, and the log says why. --webhook-url is told,
+in the background, when every run ends (its outcome, error, tokens and
+duration), retried with backoff; the pending messages have 10 seconds after
+the shutdown. --hook-secret and --webhook-secret sign the messages with the
+Standard Webhooks scheme. --request-models lists the models a request may
+choose in forwardedProps.aguic.model for the model nodes that name none;
+each is resolved at start-up.
 
 --node-events streams, live, each node's start and end as the AG-UI
 activity graph.node.lifecycle, so a UI can highlight the node that runs;
