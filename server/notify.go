@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -91,9 +89,8 @@ type NotifierOptions struct {
 // 2xx) is retried with exponential backoff, under the same webhook-id, up
 // to Attempts times; then it is dropped and logged. Close drains it.
 type Notifier struct {
-	url  string
+	ep   *endpoint
 	opts NotifierOptions
-	sg   *signer
 
 	ctx    context.Context // cancelled when Close gives up waiting
 	cancel context.CancelFunc
@@ -106,12 +103,9 @@ type Notifier struct {
 
 // NewNotifier returns a Notifier that delivers to url.
 func NewNotifier(url string, opts NotifierOptions) (*Notifier, error) {
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return nil, fmt.Errorf("the webhook URL %q is not an http or https URL", url)
-	}
-	sg, err := newSigner(opts.Secret)
+	ep, err := newEndpoint("webhook", url, opts.Secret, opts.Client, opts.Logger, opts.Now)
 	if err != nil {
-		return nil, fmt.Errorf("the webhook secret: %w", err)
+		return nil, err
 	}
 	if opts.Attempts <= 0 {
 		opts.Attempts = DefaultNotifyAttempts
@@ -128,16 +122,7 @@ func NewNotifier(url string, opts NotifierOptions) (*Notifier, error) {
 	if opts.Pending <= 0 {
 		opts.Pending = DefaultNotifyPending
 	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	n := &Notifier{url: url, opts: opts, sg: sg}
+	n := &Notifier{ep: ep, opts: opts}
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	return n, nil
 }
@@ -145,21 +130,21 @@ func NewNotifier(url string, opts NotifierOptions) (*Notifier, error) {
 // RunEnded queues the delivery of e and returns at once. After Close, or
 // with Pending messages waiting already, e is dropped and logged.
 func (n *Notifier) RunEnded(e RunEnd) {
-	attrs := []any{"url", n.url, "workflow", e.WorkflowID, "thread", e.ThreadID, "run", e.RunID}
-	body, err := json.Marshal(WebhookMessage[RunEnd]{Type: TypeRunEnded, Timestamp: n.opts.Now().UTC(), Data: e})
+	attrs := []any{"url", n.ep.url, "workflow", e.WorkflowID, "thread", e.ThreadID, "run", e.RunID}
+	body, err := message(n.ep, TypeRunEnded, e)
 	if err != nil {
-		n.opts.Logger.Error("the completion webhook's message could not be encoded", append(attrs, "error", err.Error())...)
+		n.ep.log.Error("the completion webhook's message could not be encoded", append(attrs, "error", err.Error())...)
 		return
 	}
 	n.mu.Lock()
 	switch {
 	case n.closed:
 		n.mu.Unlock()
-		n.opts.Logger.Warn("the completion webhook is closed: the run's end is not delivered", attrs...)
+		n.ep.log.Warn("the completion webhook is closed: the run's end is not delivered", attrs...)
 		return
 	case n.pending >= n.opts.Pending:
 		n.mu.Unlock()
-		n.opts.Logger.Warn("too many completion webhook messages wait: the run's end is not delivered", append(attrs, "pending", n.opts.Pending)...)
+		n.ep.log.Warn("too many completion webhook messages wait: the run's end is not delivered", append(attrs, "pending", n.opts.Pending)...)
 		return
 	}
 	n.pending++
@@ -188,25 +173,25 @@ func (n *Notifier) deliver(id string, body []byte, attrs []any) {
 		if attempt == n.opts.Attempts {
 			break
 		}
-		n.opts.Logger.Info("the completion webhook failed: retrying", append(attrs, "attempt", attempt, "retry in", wait.String(), "error", err.Error())...)
+		n.ep.log.Info("the completion webhook failed: retrying", append(attrs, "attempt", attempt, "retry in", wait.String(), "error", err.Error())...)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-n.ctx.Done():
 			t.Stop()
-			n.opts.Logger.Warn("the completion webhook was not delivered before the shutdown", append(attrs, "attempts", attempt, "error", err.Error())...)
+			n.ep.log.Warn("the completion webhook was not delivered before the shutdown", append(attrs, "attempts", attempt, "error", err.Error())...)
 			return
 		}
 		wait = min(2*wait, n.opts.Longest)
 	}
-	n.opts.Logger.Warn("the completion webhook was not delivered", append(attrs, "attempts", n.opts.Attempts, "error", err.Error())...)
+	n.ep.log.Warn("the completion webhook was not delivered", append(attrs, "attempts", n.opts.Attempts, "error", err.Error())...)
 }
 
 // attempt sends the message once.
 func (n *Notifier) attempt(id string, body []byte) error {
 	ctx, cancel := context.WithTimeout(n.ctx, n.opts.Timeout)
 	defer cancel()
-	status, answer, err := post(ctx, n.opts.Client, n.url, id, body, n.sg, n.opts.Now())
+	status, answer, err := n.ep.post(ctx, id, body)
 	switch {
 	case err != nil:
 		return err

@@ -63,26 +63,59 @@ func newSigner(secret string) (*signer, error) {
 	return &signer{wh: wh}, nil
 }
 
-// post sends one webhook message, body, to url: the webhook-id and
-// webhook-timestamp headers always, webhook-signature with a signer. It
-// returns the answer's status and body (at most maxHookAnswer bytes).
-func post(ctx context.Context, client *http.Client, url, id string, body []byte, sg *signer, now time.Time) (int, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+// endpoint is a webhook aguic calls: where, and how its messages are
+// signed, sent and logged.
+type endpoint struct {
+	url    string
+	sg     *signer
+	client *http.Client
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// newEndpoint checks the URL and the secret of a webhook (what names it
+// in errors) and fills in the defaults: a client of its own,
+// slog.Default(), time.Now.
+func newEndpoint(what, url, secret string, client *http.Client, log *slog.Logger, now func() time.Time) (*endpoint, error) {
+	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
+		return nil, fmt.Errorf("the %s URL %q is not an http or https URL", what, url)
+	}
+	sg, err := newSigner(secret)
+	if err != nil {
+		return nil, fmt.Errorf("the %s secret: %w", what, err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &endpoint{url: url, sg: sg, client: cmp.Or(client, &http.Client{}), log: cmp.Or(log, slog.Default()), now: now}, nil
+}
+
+// message is the JSON of a message of type typ with data.
+func message[T any](ep *endpoint, typ string, data T) ([]byte, error) {
+	return json.Marshal(WebhookMessage[T]{Type: typ, Timestamp: ep.now().UTC(), Data: data})
+}
+
+// post sends one message, body, under the webhook-id id: the webhook-id
+// and webhook-timestamp headers always, webhook-signature with a secret.
+// It returns the answer's status and body (at most maxHookAnswer bytes).
+func (ep *endpoint) post(ctx context.Context, id string, body []byte) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
 	}
+	now := ep.now()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "aguic/"+Version)
 	req.Header.Set(standardwebhooks.HeaderWebhookID, id)
 	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, fmt.Sprint(now.Unix()))
-	if sg != nil {
-		sig, err := sg.wh.Sign(id, now, body)
+	if ep.sg != nil {
+		sig, err := ep.sg.wh.Sign(id, now, body)
 		if err != nil {
 			return 0, nil, err
 		}
 		req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
 	}
-	resp, err := client.Do(req)
+	resp, err := ep.client.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -167,40 +200,26 @@ var errHookFailed = errors.New("the run hook did not answer as it should; the ru
 // answer that is not a HookAnswer refuses the run, and the cause is
 // logged.
 func WebhookHook(url string, opts WebhookOptions) (func(context.Context, *HookRequest) error, error) {
-	if !strings.HasPrefix(url, "http://") && !strings.HasPrefix(url, "https://") {
-		return nil, fmt.Errorf("the hook URL %q is not an http or https URL", url)
-	}
-	sg, err := newSigner(opts.Secret)
+	ep, err := newEndpoint("hook", url, opts.Secret, opts.Client, opts.Logger, opts.Now)
 	if err != nil {
-		return nil, fmt.Errorf("the hook secret: %w", err)
+		return nil, err
 	}
 	for _, h := range opts.Headers {
 		if !validHeaderName(h) {
 			return nil, fmt.Errorf("the hook header %q is not a header name", h)
 		}
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultHookTimeout
-	}
-	if opts.Client == nil {
-		opts.Client = &http.Client{}
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
+	timeout := cmp.Or(max(opts.Timeout, 0), DefaultHookTimeout)
 	return func(ctx context.Context, hr *HookRequest) error {
-		body, err := json.Marshal(WebhookMessage[HookCall]{Type: TypeRunRequested, Timestamp: opts.Now().UTC(), Data: hookCall(ctx, hr, opts.Headers)})
+		body, err := message(ep, TypeRunRequested, hookCall(ctx, hr, opts.Headers))
 		if err != nil {
 			return fmt.Errorf("encoding the run hook's message: %w", err)
 		}
-		ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		a, err := callHook(ctx, opts.Client, url, body, sg, opts.Now())
+		a, err := ep.callHook(ctx, body)
 		if err != nil {
-			opts.Logger.Warn("the run hook failed: the run is refused", "url", url, "workflow", hr.WorkflowID, "thread", hr.ThreadID, "run", hr.Request.RunID, "error", err.Error())
+			ep.log.Warn("the run hook failed: the run is refused", "url", url, "workflow", hr.WorkflowID, "thread", hr.ThreadID, "run", hr.Request.RunID, "error", err.Error())
 			return errHookFailed
 		}
 		return apply(hr, a)
@@ -229,8 +248,8 @@ func hookCall(ctx context.Context, hr *HookRequest, names []string) HookCall {
 }
 
 // callHook sends one call and reads its answer: any failure is an error.
-func callHook(ctx context.Context, client *http.Client, url string, body []byte, sg *signer, now time.Time) (*HookAnswer, error) {
-	status, answer, err := post(ctx, client, url, "msg_"+uuid.NewString(), body, sg, now)
+func (ep *endpoint) callHook(ctx context.Context, body []byte) (*HookAnswer, error) {
+	status, answer, err := ep.post(ctx, "msg_"+uuid.NewString(), body)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 		return nil, fmt.Errorf("no answer within the hook's timeout: %w", cmp.Or(err, ctx.Err()))

@@ -16,6 +16,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/aguic/aguic/internal/syncbuf"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -23,25 +24,8 @@ import (
 // hookSecret is the Standard Webhooks secret of the tests' webhooks.
 const hookSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
-// logBuffer is a log the tests read: slog lines, safe for goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+// logTo is a logger that writes to b.
+func logTo(b *syncbuf.Buffer) *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
 
 // hookServer is a run hook for the tests: it checks every call's
 // signature and answers as the call's forwardedProps.case says.
@@ -103,12 +87,12 @@ func newHookServer(t *testing.T) *hookServer {
 
 func TestWebhookHook(t *testing.T) {
 	hs := newHookServer(t)
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	hook, err := server.WebhookHook(hs.srv.URL, server.WebhookOptions{
 		Timeout: 100e6, // 100ms: the slow case waits for it
 		Headers: []string{"X-Role"},
 		Secret:  hookSecret,
-		Logger:  logs.logger(),
+		Logger:  logTo(&logs),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -318,8 +302,8 @@ func TestNotifierFails(t *testing.T) {
 		http.Error(w, "down", http.StatusInternalServerError)
 	}))
 	defer down.Close()
-	var logs logBuffer
-	n2, err := server.NewNotifier(down.URL, server.NotifierOptions{Backoff: 1 << 40, Logger: logs.logger()})
+	var logs syncbuf.Buffer
+	n2, err := server.NewNotifier(down.URL, server.NotifierOptions{Backoff: 1 << 40, Logger: logTo(&logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
