@@ -273,8 +273,10 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 	if err != nil || th.WakeAt.IsZero() || th.WakeAt.After(time.Now()) {
 		return o, false, err
 	}
+	started := time.Now()
+	runID := fmt.Sprintf("wake-%d", started.UnixNano())
 	t, err := store.Begin(ctx, st, store.Request{
-		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: fmt.Sprintf("wake-%d", time.Now().UnixNano()),
+		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: runID,
 		Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
 	})
 	if err != nil {
@@ -288,11 +290,14 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 		outcome = string(vm.Failed)
 	}
 	m.TurnEnded(k.Workflow, outcome, metrics.OriginWake, time.Since(start))
+	h.ended(k, runID, o, err, server.TriggerTimer, started)
 	return o, err == nil, err
 }
 
-// logRecovered logs and counts how a run's recovery ended.
+// logRecovered logs and counts how a run's recovery ended, and tells
+// Config.Server.OnRunEnd.
 func (h *Host) logRecovered(r store.Recovered) {
+	h.ended(r.Run.Key, r.Run.ID, r.Outcome, r.Err, server.TriggerRecovery, r.Run.Started)
 	attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
 	outcome := string(r.Outcome.Status)
 	if r.Err != nil {
@@ -304,6 +309,17 @@ func (h *Host) logRecovered(r store.Recovered) {
 		return
 	}
 	h.log.Info("resumed an interrupted run", append(attrs, "status", string(r.Outcome.Status))...)
+}
+
+// ended tells Config.Server.OnRunEnd, when it is set, that a run the host
+// executed ended: one it recovered or a timer woke.
+func (h *Host) ended(key store.Key, runID string, o vm.Outcome, err error, trigger string, started time.Time) {
+	if h.cfg.Server.OnRunEnd == nil {
+		return
+	}
+	e := server.EndOf(key, runID, o, err, started, time.Now())
+	e.Trigger = trigger
+	h.cfg.Server.OnRunEnd(e)
 }
 
 // Handler serves the AG-UI routes, the OpenAPI document and /docs (and the

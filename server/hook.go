@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/vm"
@@ -23,7 +26,10 @@ type HookRequest struct {
 	ThreadID     string // the request's thread
 	WorkflowID   string // the workflow the request resolved to
 	Conversation bool   // whether that workflow keeps the conversation
-	Scope        string // the thread's tenancy scope: the identity's, the scope header's, or "default"
+	// Scope is the thread's tenancy scope: the identity's, the scope
+	// header's, or "default". The hook may set another (printable ASCII,
+	// at most 256 bytes): the run's thread is then in that scope.
+	Scope string
 
 	// Context is added to the workflow's context before the turn. For a
 	// stateless workflow it is the root context of the run, and holds
@@ -57,6 +63,10 @@ func (s *Server) hookRequest(ctx context.Context, in *RunAgentInput, wf *vm.Work
 		if err := s.cfg.Hook(ctx, hr); err != nil {
 			return nil, err
 		}
+		if err := checkScope(hr.Scope); err != nil || hr.Scope == "" {
+			s.log.Warn("the run hook set a scope that is not one: the run is refused", "workflow", wf.ID, "thread", key.Thread, "scope", hr.Scope, "error", err)
+			return nil, errHookFailed
+		}
 	}
 	if hr.Context == nil {
 		hr.Context = map[string]any{}
@@ -72,13 +82,19 @@ func (s *Server) hookRequest(ctx context.Context, in *RunAgentInput, wf *vm.Work
 	return hr, nil
 }
 
-// rejected is the run of a request the hook refused: RUN_STARTED, then
-// RUN_ERROR with the hook's message. Nothing ran, nothing is stored.
-func (s *Server) rejected(in *RunAgentInput, key store.Key, err error) *run {
+// rejected is the answer to a request the hook refused: RUN_STARTED, then
+// RUN_ERROR with the hook's message; or, when the hook's error wraps a
+// huma.StatusError, that status before any stream. Nothing ran, nothing
+// is stored.
+func (s *Server) rejected(in *RunAgentInput, key store.Key, err error) (reply, error) {
 	s.log.Info("run rejected", "workflow", key.Workflow, "thread", key.Thread, "run", in.RunID, "error", err.Error())
+	var se huma.StatusError
+	if errors.As(err, &se) {
+		return reply{}, err
+	}
 	r := newRun(in.RunID, key, s.now)
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	r.pushEvent(0, agui.RunError(err.Error(), "rejected"), true)
 	close(r.done)
-	return r
+	return reply{run: r}, nil
 }

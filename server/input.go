@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -73,7 +75,7 @@ type ResumeEntry struct {
 
 // input is what BuildAgent reads of the request.
 func (in *RunAgentInput) input() agui.Input {
-	out := agui.Input{State: in.State}
+	out := agui.Input{State: in.State, ForwardedProps: in.ForwardedProps}
 	if in.Messages != nil {
 		out.Messages = make([]agui.Message, len(in.Messages))
 		for i, m := range in.Messages {
@@ -188,6 +190,28 @@ func nodeEventsOf(props any) (bool, error) {
 		return v, nil
 	}
 	return false, badRequest("forwardedProps.aguic.nodeEvents must be true or false")
+}
+
+// requestModel reads forwardedProps.aguic.model: the model the request
+// chooses for the model nodes that name none, one of Config.RequestModels
+// (400 otherwise, with the list); "" when it chooses none.
+func (s *Server) requestModel(props any) (string, error) {
+	obj, _ := props.(map[string]any)
+	nested, _ := obj["aguic"].(map[string]any)
+	v, ok := nested["model"]
+	if !ok || v == nil {
+		return "", nil
+	}
+	name, ok := v.(string)
+	switch {
+	case !ok:
+		return "", badRequest("forwardedProps.aguic.model must be a string naming a model, such as \"openai/gpt-4o-mini\"")
+	case len(s.cfg.RequestModels) == 0:
+		return "", badRequest(fmt.Sprintf("forwardedProps.aguic.model: this server does not let a request choose the model (asked for %q)", name))
+	case !slices.Contains(s.cfg.RequestModels, name):
+		return "", badRequest(fmt.Sprintf("forwardedProps.aguic.model: %q is not a model a request may choose; allowed: %s", name, strings.Join(s.cfg.RequestModels, ", ")))
+	}
+	return name, nil
 }
 
 func hasSelector(obj map[string]any) bool {

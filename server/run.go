@@ -259,6 +259,10 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 		return reply{}, err
 	}
 	nodes = nodes || s.cfg.NodeLifecycle
+	model, err := s.requestModel(in.ForwardedProps)
+	if err != nil {
+		return reply{}, err
+	}
 	if in.RunID == "" {
 		in.RunID = "run-" + uuid.NewString()
 	}
@@ -273,13 +277,17 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 		close(r.done)
 		return reply{run: r}, nil
 	}
+	if model != "" {
+		vm.SetRequestModel(agent, model)
+	}
 	// The hook sees every run request, also one the snapshot answers: a
 	// request it refuses gets nothing of the thread.
 	hook, err := s.hookRequest(ctx, in, wf, key, agent)
 	if err != nil {
 		s.cfg.Metrics.RunEnded(wf.ID, outcomeRejected)
-		return reply{run: s.rejected(in, key, err)}, nil
+		return s.rejected(in, key, err)
 	}
+	key.Scope = hook.Scope
 	if wf.Conversation && len(in.Messages) == 0 && len(in.Resume) == 0 {
 		// A client that sends nothing new asks where the conversation
 		// stands (it reloaded): the snapshot stream, and nothing runs.
@@ -555,6 +563,11 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 		return
 	}
 	r.pushEvent(0, terminal(r.threadID, r.id, o, err, r.usage), true)
+	if s.cfg.OnRunEnd != nil {
+		e := EndOf(r.key, r.id, o, err, started, now)
+		e.ThreadID, e.Usage, e.Trigger = r.threadID, r.usage, TriggerRequest
+		s.cfg.OnRunEnd(e)
+	}
 	attrs := []any{"workflow", r.key.Workflow, "thread", r.key.Thread, "run", r.id, "status", string(o.Status), "duration", now.Sub(started).String()}
 	switch {
 	case err != nil:
@@ -574,20 +587,25 @@ const ackDelay = 10 * time.Millisecond
 // model calls used.
 func terminal(threadID, runID string, o vm.Outcome, err error, usage []agui.TokenUsage) agui.Event {
 	if err != nil {
-		code := vm.ErrInternal
-		switch {
-		case errors.Is(err, store.ErrBusy):
-			code = "busy"
-		case errors.Is(err, store.ErrUnavailable):
-			code = codeUnavailable
-		case errors.Is(err, store.ErrLeaseLost):
-			code = "lease_lost"
-		}
-		e := agui.RunError(err.Error(), code)
+		e := agui.RunError(err.Error(), errCode(err))
 		e.Usage = usage
 		return e
 	}
 	return agui.RunFinished(threadID, runID, o, usage)
+}
+
+// errCode is the RUN_ERROR code of a run that could not run to its end
+// because of err.
+func errCode(err error) string {
+	switch {
+	case errors.Is(err, store.ErrBusy):
+		return "busy"
+	case errors.Is(err, store.ErrUnavailable):
+		return codeUnavailable
+	case errors.Is(err, store.ErrLeaseLost):
+		return "lease_lost"
+	}
+	return vm.ErrInternal
 }
 
 // growStack grows the stack of a new goroutine that will run a turn to

@@ -91,14 +91,32 @@ type Config struct {
 	// the node that runs; live only, never stored. Off by default.
 	NodeLifecycle bool
 
+	// RequestModels are the models ("provider/model") a request may
+	// choose, in forwardedProps.aguic.model, for the model nodes that name
+	// none; a node whose model key names one keeps it. A request that
+	// names another is answered 400 with this list; none: a request that
+	// names one is answered 400. Every entry must resolve to a provider
+	// (the embedding program checks, as aguic serve does at start-up).
+	RequestModels []string
+
 	// Hook, when set, sees every run request before anything runs: its
 	// body, its headers, its thread, its workflow and whether that is a
 	// conversation, and its scope. It may
-	// add to the run's context and to $agent (HookRequest); an error
-	// refuses the request: the stream is RUN_STARTED, then RUN_ERROR with
-	// the error's message (code "rejected"), and nothing runs or is
-	// stored. It must store derived claims only, never a bearer token.
+	// add to the run's context and to $agent, and set the thread's scope
+	// (HookRequest); an error refuses the request: the stream is
+	// RUN_STARTED, then RUN_ERROR with the error's message (code
+	// "rejected"), or, when the error wraps a huma.StatusError, the answer
+	// is that status before any stream; nothing runs or is stored. It must
+	// store derived claims only, never a bearer token. WebhookHook makes
+	// one that asks a webhook.
 	Hook func(ctx context.Context, r *HookRequest) error
+
+	// OnRunEnd, when set, is called when a run this server executes ends
+	// (not one handed over to another process): after its terminal event
+	// went out, in the run's goroutine, so it must return at once
+	// (Notifier.RunEnded does). A host calls it too for the runs it
+	// recovers and the threads it wakes.
+	OnRunEnd func(RunEnd)
 
 	// Auth, when set, authenticates every request but those of /healthz,
 	// the OpenAPI document, /docs, / and the studio's files, before

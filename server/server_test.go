@@ -666,13 +666,13 @@ func TestWorkflows(t *testing.T) {
 	var one map[string]any
 	decode(t, e.get("/agui/workflows/refund"), &one)
 	caps, _ := json.Marshal(one["capabilities"])
-	want := `{"humanInTheLoop":{"approvals":true,"supported":true},"identity":{"name":"Refund","type":"aguic workflow"},"tools":{"clientProvided":true,"supported":true},"transport":{"streaming":true}}`
+	want := `{"execution":{"codeExecution":false,"maxExecutionTime":3600000,"maxIterations":1000},"humanInTheLoop":{"approvals":true,"supported":true},"identity":{"name":"Refund","type":"aguic workflow"},"multimodal":{"input":{"audio":false,"file":false,"image":false,"pdf":false,"video":false},"output":{"audio":false,"image":false}},"output":{"structuredOutput":false,"supportedMimeTypes":["text/plain","application/json"]},"tools":{"clientProvided":true,"supported":true},"transport":{"httpBinary":false,"resumable":true,"streaming":true,"websocket":false}}`
 	if string(caps) != want {
 		t.Errorf("capabilities %s\nwant %s", caps, want)
 	}
 	decode(t, e.get("/agui/workflows/counter"), &one)
 	caps, _ = json.Marshal(one["capabilities"])
-	want = `{"humanInTheLoop":{"supported":true},"identity":{"name":"Counter","type":"aguic workflow"},"state":{"deltas":true,"persistentState":true,"snapshots":true},"transport":{"streaming":true}}`
+	want = `{"execution":{"codeExecution":false,"maxExecutionTime":3600000,"maxIterations":1000},"humanInTheLoop":{"supported":true},"identity":{"name":"Counter","type":"aguic workflow"},"multimodal":{"input":{"audio":false,"file":false,"image":false,"pdf":false,"video":false},"output":{"audio":false,"image":false}},"output":{"structuredOutput":false,"supportedMimeTypes":["text/plain","application/json"]},"state":{"deltas":true,"persistentState":true,"snapshots":true},"transport":{"httpBinary":false,"resumable":true,"streaming":true,"websocket":false}}`
 	if string(caps) != want {
 		t.Errorf("capabilities %s\nwant %s", caps, want)
 	}

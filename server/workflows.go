@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"strings"
 
 	"github.com/aguic/aguic/graph"
@@ -24,13 +25,16 @@ type WorkflowInfo struct {
 // from the nodes it and the workflows it calls use. Only the categories
 // that apply are present.
 type Capabilities struct {
-	Identity       *IdentityCaps  `json:"identity,omitempty"`
-	Transport      *TransportCaps `json:"transport,omitempty"`
-	Tools          *ToolsCaps     `json:"tools,omitempty"`
-	State          *StateCaps     `json:"state,omitempty"`
-	Reasoning      *ReasoningCaps `json:"reasoning,omitempty"`
-	HumanInTheLoop *HITLCaps      `json:"humanInTheLoop,omitempty"`
-	MultiAgent     *MultiCaps     `json:"multiAgent,omitempty"`
+	Identity       *IdentityCaps   `json:"identity,omitempty"`
+	Transport      *TransportCaps  `json:"transport,omitempty"`
+	Tools          *ToolsCaps      `json:"tools,omitempty"`
+	Output         *OutputCaps     `json:"output,omitempty"`
+	State          *StateCaps      `json:"state,omitempty"`
+	Reasoning      *ReasoningCaps  `json:"reasoning,omitempty"`
+	Multimodal     *MultimodalCaps `json:"multimodal,omitempty"`
+	Execution      *ExecutionCaps  `json:"execution,omitempty"`
+	HumanInTheLoop *HITLCaps       `json:"humanInTheLoop,omitempty"`
+	MultiAgent     *MultiCaps      `json:"multiAgent,omitempty"`
 }
 
 // IdentityCaps names the agent.
@@ -41,10 +45,54 @@ type IdentityCaps struct {
 	Version     string `json:"version,omitempty"`
 }
 
-// TransportCaps says how events travel.
+// TransportCaps says how events travel: as server-sent events, neither
+// over WebSocket nor in the binary protocol; a stream cut short resumes by
+// replay from the id of the last event the client saw.
 type TransportCaps struct {
-	Streaming bool `json:"streaming"`
-	Resumable bool `json:"resumable,omitempty"`
+	Streaming  bool `json:"streaming"`
+	WebSocket  bool `json:"websocket"`
+	HTTPBinary bool `json:"httpBinary"`
+	Resumable  bool `json:"resumable"`
+}
+
+// OutputCaps says what the workflow produces: text messages, and the
+// run's result, JSON; StructuredOutput when a model is asked for JSON that
+// matches a schema.
+type OutputCaps struct {
+	StructuredOutput   bool     `json:"structuredOutput"`
+	SupportedMimeTypes []string `json:"supportedMimeTypes"`
+}
+
+// MultimodalCaps says what the workflow accepts besides text, and
+// produces.
+type MultimodalCaps struct {
+	Input  *MultimodalInputCaps  `json:"input"`
+	Output *MultimodalOutputCaps `json:"output"`
+}
+
+// MultimodalInputCaps: images in user messages reach a model; audio,
+// video, PDF and other files are refused.
+type MultimodalInputCaps struct {
+	Image bool `json:"image"`
+	Audio bool `json:"audio"`
+	Video bool `json:"video"`
+	PDF   bool `json:"pdf"`
+	File  bool `json:"file"`
+}
+
+// MultimodalOutputCaps: a workflow produces neither images nor audio.
+type MultimodalOutputCaps struct {
+	Image bool `json:"image"`
+	Audio bool `json:"audio"`
+}
+
+// ExecutionCaps are a run's limits: the most nodes it visits, and its
+// deadline in milliseconds (absent when there is none). A workflow runs
+// no code of its own.
+type ExecutionCaps struct {
+	CodeExecution    bool  `json:"codeExecution"`
+	MaxIterations    int   `json:"maxIterations,omitempty"`
+	MaxExecutionTime int64 `json:"maxExecutionTime,omitempty"`
 }
 
 // ToolsCaps says whether the workflow calls tools, and whether the
@@ -92,7 +140,7 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 		Graph:        g.String(),
 	}
 	if detail {
-		out.Capabilities = capabilities(s.cfg.Machine.Program, w)
+		out.Capabilities = s.capabilities(w)
 		out.Source = s.source(w)
 		out.Layout = graph.LayOut(w)
 	}
@@ -101,12 +149,23 @@ func (s *Server) info(w *vm.Workflow, detail bool) WorkflowInfo {
 
 // capabilities derives what w uses of AG-UI from what its nodes give
 // (vm.KindSpec.Gives) and what the nodes of the workflows it calls give:
-// tools, human in the loop, state, reasoning, delegation. Streaming is
-// always on.
-func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
+// tools, human in the loop, state, reasoning, delegation, structured
+// output, images. The transport, the output's types, what it refuses and
+// the run's limits are the server's.
+func (s *Server) capabilities(w *vm.Workflow) *Capabilities {
+	p := s.cfg.Machine.Program
 	c := &Capabilities{
 		Identity:  &IdentityCaps{Name: w.ID, Type: "aguic workflow", Description: w.Description},
-		Transport: &TransportCaps{Streaming: true},
+		Transport: &TransportCaps{Streaming: true, Resumable: true},
+		Output:    &OutputCaps{SupportedMimeTypes: []string{"text/plain", "application/json"}},
+		Multimodal: &MultimodalCaps{
+			Input:  &MultimodalInputCaps{},
+			Output: &MultimodalOutputCaps{},
+		},
+		Execution: &ExecutionCaps{MaxIterations: cmp.Or(s.cfg.Machine.MaxVisits, vm.DefaultMaxVisits)},
+	}
+	if s.cfg.Deadline > 0 {
+		c.Execution.MaxExecutionTime = s.cfg.Deadline.Milliseconds()
 	}
 	if w.Title != "" {
 		c.Identity.Name = w.Title
@@ -148,6 +207,8 @@ func capabilities(p *vm.Program, w *vm.Workflow) *Capabilities {
 				c.State.Snapshots = c.State.Snapshots || g.StateSnapshots
 				c.State.Deltas = c.State.Deltas || g.StateDeltas
 			}
+			c.Output.StructuredOutput = c.Output.StructuredOutput || g.Structured
+			c.Multimodal.Input.Image = c.Multimodal.Input.Image || g.Images
 			if g.Calls != "" {
 				if c.MultiAgent == nil {
 					c.MultiAgent = &MultiCaps{Supported: true, Delegation: true}

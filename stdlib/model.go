@@ -139,13 +139,16 @@ func model(opts Options) *vm.KindSpec {
 }
 
 // modelGives: a model node streams the reasoning the provider sends unless
-// it sets stream_reasoning = false, and calls the tools it is given.
+// it sets stream_reasoning = false, calls the tools it is given, asks for
+// structured output with output_schema and sends images with images.
 func modelGives(n *vm.Node) vm.Gives {
 	var g vm.Gives
 	g.Reasoning = keySource(n, "stream_reasoning") != "false"
 	if t := n.Keys["tools"]; t != nil {
 		g.Tools, g.ClientTools = true, t.Frontend
 	}
+	g.Structured = n.Keys["output_schema"] != nil
+	g.Images = n.Keys["images"] != nil
 	return g
 }
 
@@ -225,6 +228,10 @@ type modelRun struct {
 	chatSum string
 }
 
+// agentRoot is the path of $agent, where the model a request chose is
+// recorded (vm.RequestModel).
+var agentRoot = &vm.Path{Root: "agent"}
+
 // newModelRun reads the node's keys, resolves the provider and gathers
 // the tools.
 func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, error) {
@@ -284,7 +291,8 @@ func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, erro
 	}
 
 	if m.name == "" {
-		m.name = opts.DefaultModel
+		agent, _ := c.Get(agentRoot).(map[string]any)
+		m.name = cmp.Or(vm.RequestModel(agent), opts.DefaultModel)
 	}
 	switch {
 	case opts.Models == nil:

@@ -23,7 +23,8 @@ type Options struct {
 	// that serves it; nil means every model call fails with a clear error.
 	Models func(name string) (llm.Provider, error)
 
-	// DefaultModel is the model of model nodes that name none.
+	// DefaultModel is the model of model nodes that name none, unless the
+	// turn's request chose one (vm.RequestModel).
 	DefaultModel string
 
 	// MCP holds the connections to the MCP servers the program declares,

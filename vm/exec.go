@@ -110,6 +110,27 @@ func ToolResults(agent map[string]any) []ToolResult {
 	return out
 }
 
+// RequestModel is the model a turn's request chose for the model nodes
+// that name none, as the server records it in the turn's $agent
+// (SetRequestModel): $agent._hidden.model, or "" when it chose none.
+func RequestModel(agent map[string]any) string {
+	hidden, _ := agent["_hidden"].(map[string]any)
+	name, _ := hidden["model"].(string)
+	return name
+}
+
+// SetRequestModel records in agent, a turn's $agent, the model its request
+// chose, for RequestModel. The server sets it only to a model the
+// operator allows.
+func SetRequestModel(agent map[string]any, name string) {
+	hidden, _ := agent["_hidden"].(map[string]any)
+	if hidden == nil {
+		hidden = map[string]any{}
+		agent["_hidden"] = hidden
+	}
+	hidden["model"] = name
+}
+
 // ResumeEntry answers one interrupt.
 type ResumeEntry struct {
 	InterruptID string `json:"interruptId"`

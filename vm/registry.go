@@ -105,6 +105,8 @@ type Gives struct {
 	HumanInTheLoop bool   // it pauses for the user
 	StateSnapshots bool   // it sends the whole shared state
 	StateDeltas    bool   // it sends changes of the shared state
+	Structured     bool   // it asks a model for JSON that matches a schema
+	Images         bool   // it sends images to a model
 	Calls          string // the workflow it delegates to; "" for none
 }
 

@@ -33,7 +33,7 @@ const (
 func serveCommand() *command {
 	c := &command{
 		name:    "serve",
-		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url] [--jwt-audience list] [--jwt-user-claim claim] [--jwt-claims list] [--jwt-leeway duration] [--jwt-algorithms list] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--metrics=false] [--metrics-public] [dir]",
+		args:    "[--addr host:port] [--data dir | --store url] [--lease-ttl duration] [--base-path path] [--deadline duration] [--max-steps n] [--model-script file] [--keep-events n] [--finished-ttl duration] [--admin-token token] [--node-events] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url] [--jwt-audience list] [--jwt-user-claim claim] [--jwt-claims list] [--jwt-leeway duration] [--jwt-algorithms list] [--scope-header name] [--cors-origins list] [--studio=false] [--mcp=false] [--metrics=false] [--metrics-public] [--hook-url url] [--hook-timeout duration] [--hook-headers names] [--hook-secret secret] [--webhook-url url] [--webhook-secret secret] [--request-models list] [dir]",
 		summary: "serve the workflows as AG-UI agents over HTTP",
 		doc: `
 Serve compiles the .wf files of dir (default workflows/) and serves every
@@ -119,6 +119,19 @@ it shows counts across scopes and workflow, model and tool names, never a
 thread, a user or a scope. --metrics-public (AGUIC_METRICS_PUBLIC) serves
 it without a token, for a Prometheus that has none.
 
+--hook-url calls a webhook before every run (AG-UI and MCP alike) with its
+thread, workflow, user, the headers --hook-headers names and its
+forwardedProps; its answer refuses the run (RUN_ERROR, code rejected, or a
+4xx status it names) or lets it go on, adding to its context and $agent and
+setting its scope. A hook that fails, times out (--hook-timeout) or answers
+anything else refuses the run, and the log says why. --webhook-url is told,
+in the background, when every run ends (its outcome, error, tokens and
+duration), retried with backoff; the pending messages have 10 seconds after
+the shutdown. --hook-secret and --webhook-secret sign the messages with the
+Standard Webhooks scheme. --request-models lists the models a request may
+choose in forwardedProps.aguic.model for the model nodes that name none;
+each is resolved at start-up.
+
 --node-events streams, live, each node's start and end as the AG-UI
 activity graph.node.lifecycle, so a UI can highlight the node that runs;
 they are not stored, so replay and history never show them.
@@ -179,6 +192,7 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 		fs.BoolVar(&o.mcp, "mcp", true, "serve the workflows as the tools of an MCP server at {base}/mcp")
 		fs.BoolVar(&o.metrics, "metrics", true, "serve the process's metrics in the Prometheus format at /metrics")
 		fs.BoolVar(&o.metricsPublic, "metrics-public", false, "serve /metrics without a token")
+		o.hooks.define(fs)
 		return func(e *env, args []string) int {
 			if len(args) > 1 {
 				return usageError(e, c, "too many arguments: serve takes one directory")
@@ -311,6 +325,7 @@ type serveOptions struct {
 	tokens                      *server.Tokens // nil: no static tokens
 	scopeHeader                 string         // without tokens, the header that names the scope
 	corsOrigins                 []string       // none: CORS off
+	hooks                       hookOptions    // the run hook, the completion webhook, request models
 
 	jwtFlags jwtFlags
 	jwt      *server.JWTConfig // nil: no JWT bearer tokens
@@ -342,6 +357,10 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	prog, srcs, status := compileSources(e, []string{o.dir})
 	if prog == nil {
 		return status
+	}
+	if opts, err = o.hooks.checkRequestModels(opts); err != nil {
+		e.errorf("%v", err)
+		return exitUsage
 	}
 	if err := checkModels(prog, opts); err != nil {
 		e.errorf("%v", err)
@@ -378,29 +397,37 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	if c, ok := st.Store.(store.ThreadCounter); ok {
 		mets.CountThreads(c, 0, log)
 	}
+	sc := server.Config{
+		BasePath: o.basePath,
+		Deadline: o.deadline,
+		LeaseTTL: o.leaseTTL,
+		// With other replicas on the database, a run still in
+		// progress when the grace ends goes on in one of them.
+		HandOver: o.where.shared(),
+
+		NodeLifecycle: o.nodeEvents,
+		Studio:        o.studio,
+		MCP:           o.mcp,
+
+		ScopeHeader: o.scopeHeader,
+		CORSOrigins: o.corsOrigins,
+		Auth:        o.auth(jwt),
+
+		Metrics:       mets,
+		MetricsPublic: o.metricsPublic,
+	}
+	drainHooks, err := o.hooks.wire(&sc, log)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	// After the host stopped: the runs that ended in its grace deliver.
+	defer drainHooks()
 	h, err := host.Start(host.Config{
-		Machine: m,
-		Bundle:  bundle,
-		Store:   mets.Store(st),
-		Server: server.Config{
-			BasePath: o.basePath,
-			Deadline: o.deadline,
-			LeaseTTL: o.leaseTTL,
-			// With other replicas on the database, a run still in
-			// progress when the grace ends goes on in one of them.
-			HandOver: o.where.shared(),
-
-			NodeLifecycle: o.nodeEvents,
-			Studio:        o.studio,
-			MCP:           o.mcp,
-
-			ScopeHeader: o.scopeHeader,
-			CORSOrigins: o.corsOrigins,
-			Auth:        o.auth(jwt),
-
-			Metrics:       mets,
-			MetricsPublic: o.metricsPublic,
-		},
+		Machine:       m,
+		Bundle:        bundle,
+		Store:         mets.Store(st),
+		Server:        sc,
 		Retention:     o.retention,
 		Backup:        st,
 		AdminToken:    o.adminToken,

@@ -15,6 +15,9 @@ type Input struct {
 	State    any // the client's state, a JSON tree; nil when the request has none
 	Context  []Context
 	Tools    []Tool
+	// ForwardedProps is the request's forwardedProps, a JSON tree; nil
+	// when the request has none.
+	ForwardedProps any
 }
 
 // BuildAgent returns the $agent object of one AG-UI request, as
@@ -34,7 +37,8 @@ type Input struct {
 //   - chat: stateless only, the provider-neutral chat history (llm.Message
 //     objects) rebuilt from the messages, without the message exposed as
 //     latestUserMessage;
-//   - state and context and tools: as the request has them, when it has them;
+//   - state, context, tools and forwardedProps: as the request has them,
+//     when it has them;
 //   - _hidden.state: a copy of state, the baseline of state sync; absent
 //     when the request has no state.
 //
@@ -106,6 +110,9 @@ func BuildAgent(in Input, conversation bool) (map[string]any, error) {
 	}
 	if in.Tools != nil {
 		agent["tools"] = vm.Normalize(in.Tools)
+	}
+	if in.ForwardedProps != nil {
+		agent["forwardedProps"] = vm.Normalize(in.ForwardedProps)
 	}
 	return agent, nil
 }

@@ -34,6 +34,7 @@ func TestBuildAgent(t *testing.T) {
 		name         string
 		messages     string
 		state        string // JSON; "" for none
+		props        string // forwardedProps, JSON; "" for none
 		context      []Context
 		tools        []Tool
 		conversation bool
@@ -48,6 +49,7 @@ func TestBuildAgent(t *testing.T) {
 				{"id":"a1","role":"assistant","content":"Hello!"},
 				{"id":"u2","role":"user","content":"Weather?"}]`,
 			state:   `{"mode":"chat","n":1}`,
+			props:   `{"userId":"u-7","filters":{"region":"eu"},"aguic":{"nodeEvents":true}}`,
 			context: []Context{{Description: "tier", Value: "gold"}},
 			tools:   []Tool{{Name: "confirm", Description: "Ask the user", Parameters: json.RawMessage(`{"type":"object"}`)}},
 			want: `{
@@ -66,7 +68,8 @@ func TestBuildAgent(t *testing.T) {
 				"state": {"mode":"chat","n":1},
 				"_hidden": {"state": {"mode":"chat","n":1}},
 				"context": [{"description":"tier","value":"gold"}],
-				"tools": [{"name":"confirm","description":"Ask the user","parameters":{"type":"object"}}]
+				"tools": [{"name":"confirm","description":"Ask the user","parameters":{"type":"object"}}],
+				"forwardedProps": {"userId":"u-7","filters":{"region":"eu"},"aguic":{"nodeEvents":true}}
 			}`,
 		},
 		{
@@ -230,6 +233,9 @@ func TestBuildAgent(t *testing.T) {
 			in := Input{Messages: messages(t, tt.messages), Context: tt.context, Tools: tt.tools}
 			if tt.state != "" {
 				in.State = jsonTree(t, tt.state)
+			}
+			if tt.props != "" {
+				in.ForwardedProps = jsonTree(t, tt.props)
 			}
 			got, err := BuildAgent(in, tt.conversation)
 			if err != nil {
