@@ -211,6 +211,7 @@ type modelRun struct {
 	backend  map[string]*vm.Tool
 	mcp      map[string]mcpTool // the MCP servers' tools offered by the servers' names
 	pool     *mcpclient.Pool
+	trace    func(ctx context.Context, name, callID string) (context.Context, func(error)) // Options.TraceTool
 	frontend map[string]bool
 	params   map[string]any                // tool parameters, evaluated
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
@@ -230,6 +231,7 @@ func newModelRun(ctx context.Context, c *vm.Call, opts Options) (*modelRun, erro
 	m := &modelRun{
 		c:        c,
 		pool:     opts.MCP,
+		trace:    opts.TraceTool,
 		mcp:      map[string]mcpTool{},
 		backend:  map[string]*vm.Tool{},
 		frontend: map[string]bool{},
@@ -866,11 +868,16 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 		return problem, err
 	}
 	var out any
-	if isMCP {
-		out, err = mt.run(ctx, m.pool, args)
-	} else {
-		out, err = m.c.RunTool(ctx, t, args)
+	tctx, end := ctx, func(error) {}
+	if m.trace != nil {
+		tctx, end = m.trace(ctx, tc.Name, tc.ID)
 	}
+	if isMCP {
+		out, err = mt.run(tctx, m.pool, args)
+	} else {
+		out, err = m.c.RunTool(tctx, t, args)
+	}
+	end(err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err

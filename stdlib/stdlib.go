@@ -1,9 +1,11 @@
 package stdlib
 
 import (
-	"github.com/aguic/aguic/mcpclient"
+	"context"
 	"net/http"
 	"os"
+
+	"github.com/aguic/aguic/mcpclient"
 
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
@@ -30,6 +32,14 @@ type Options struct {
 	// for mcp nodes and the servers' tools a model node offers; nil means
 	// every such call fails with a clear error. Its owner closes it.
 	MCP *mcpclient.Pool
+
+	// TraceTool, when set, is told of each backend tool call of a model
+	// node (a tool the workflow declares, or an MCP server's): it is
+	// called as the call starts, with the tool's name and the model's id
+	// of the call, and returns the context the tool runs in and the
+	// function called with the call's error (nil when it succeeded) when
+	// it ends. A tracer traces the call so; nil costs nothing.
+	TraceTool func(ctx context.Context, name, callID string) (context.Context, func(error))
 }
 
 // Register adds every node kind and builtin function of the stdlib to r,
