@@ -27,6 +27,7 @@ import (
 
 	"github.com/aguic/aguic/internal/every"
 	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -271,14 +272,20 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 	if err != nil || th.WakeAt.IsZero() || th.WakeAt.After(time.Now()) {
 		return o, false, err
 	}
+	runID := fmt.Sprintf("wake-%d", time.Now().UnixNano())
+	tr := h.cfg.Server.Tracing.StartRun(ctx, telemetry.RunInfo{Workflow: k.Workflow, Thread: k.Thread, RunID: runID, Trigger: "wake"})
 	t, err := store.Begin(ctx, st, store.Request{
-		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: fmt.Sprintf("wake-%d", time.Now().UnixNano()),
+		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: runID,
 		Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
+		Live: store.Live{Nodes: tr.Nodes(nil)},
 	})
 	if err != nil {
+		tr.End(o, err)
 		return o, false, err
 	}
-	o, _, err = t.Run(ctx)
+	tr.Chain(t.Frame())
+	o, _, err = t.Run(tr.Context(ctx))
+	tr.End(o, err)
 	return o, err == nil, err
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -39,6 +40,7 @@ type run struct {
 
 	usage []agui.TokenUsage // the tokens the run's model calls used; only the run's goroutine touches it
 
+	trace     *telemetry.Run // its span; nil without tracing
 	threadID  string         // the client's thread id, for the terminal event
 	queued    *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
 	nodes     *lifecycle     // the lifecycle of its nodes, once it is set to execute; under mu
@@ -288,6 +290,12 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 		return reply{}, err
 	}
 	r.threadID = in.ThreadID
+	trigger := "request"
+	if queued {
+		trigger = "queued"
+	}
+	r.trace = s.cfg.Tracing.StartRun(ctx, telemetry.RunInfo{Workflow: wf.ID, Thread: in.ThreadID, RunID: in.RunID, Trigger: trigger})
+	r.ctx = r.trace.Context(r.ctx)
 	sreq := store.Request{
 		Key:     key,
 		Owner:   r.owner,
@@ -314,8 +322,10 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	// The turn's input is written ahead, and the client sees nothing of
 	// the run, RUN_STARTED included, before it is durable: a turn the
 	// client saw start survives a crash.
+	sreq.Live.Nodes = r.trace.Nodes(sreq.Live.Nodes)
 	if queued {
 		if err := s.enqueue(r, sreq); err != nil {
+			r.trace.End(vm.Outcome{}, err)
 			return reply{}, beginError(key, in.RunID, err)
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
@@ -326,9 +336,11 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	sreq.OnDurable = r.durable
 	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
 	if err != nil {
+		r.trace.End(vm.Outcome{}, err)
 		s.release(r)
 		return reply{}, beginError(key, in.RunID, err)
 	}
+	r.trace.Chain(turn.Frame())
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
 	return reply{run: r, nodes: nodes}, nil
@@ -524,6 +536,7 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 		r.final = vm.Failed
 	}
 	r.mu.Unlock()
+	r.trace.End(o, err)
 	now := s.now()
 	if err != nil && s.handing.Err() != nil && errors.Is(err, s.handing.Err()) {
 		// Handed over: the run goes on in another process.

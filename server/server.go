@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/aguic/aguic/studio"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -127,6 +128,11 @@ type Config struct {
 	// scopes as the AG-UI routes: a tool call is a run, stored in its
 	// thread like the runs of the AG-UI routes. Off in the zero Config.
 	MCP bool
+
+	// Tracing, when not nil, traces every run the server executes (its
+	// nodes, and what they call through providers and clients it wraps)
+	// and continues the trace a request's traceparent header names.
+	Tracing *telemetry.Tracing
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -281,7 +287,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle(base+mcpPath, s.mcpHandler())
 	}
 	s.mux.Handle("GET /{$}", home(cfg.Studio))
-	s.handler = cors.wrap(s.identify(s.misses(s.mux)))
+	s.handler = cfg.Tracing.Handler(cors.wrap(s.identify(s.misses(s.mux))))
 	return s, nil
 }
 

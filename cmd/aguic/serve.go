@@ -305,7 +305,13 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	opts.MCP = mcpPool(log)
+	tracing, err := setupTracing(ctx, &opts)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	defer tracing.Shutdown(context.WithoutCancel(ctx))
+	opts.MCP = mcpPool(log, tracing)
 	defer opts.MCP.Close()
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
@@ -337,6 +343,8 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 			ScopeHeader: o.scopeHeader,
 			CORSOrigins: o.corsOrigins,
 			Auth:        o.auth(),
+
+			Tracing: tracing,
 		},
 		Retention:     o.retention,
 		Backup:        st,
