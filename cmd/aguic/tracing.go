@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"runtime/debug"
 
 	"github.com/aguic/aguic/stdlib"
@@ -23,20 +22,9 @@ func buildVersionText() string {
 // flushes the spans left.
 func setupTracing(ctx context.Context, opts *stdlib.Options) (*telemetry.Tracing, error) {
 	t, err := telemetry.Setup(ctx, telemetry.Options{Version: buildVersionText(), Getenv: environ})
-	if err != nil || t == nil {
+	if err != nil {
 		return nil, err
 	}
-	opts.Models = t.Models(opts.Models)
-	opts.TraceTool = t.Tool
-	base := opts.HTTPClient
-	if base == nil {
-		base = &http.Client{}
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			base.Transport = dt.Clone()
-		}
-	}
-	c := *base
-	c.Transport = t.Transport(base.Transport)
-	opts.HTTPClient = &c
+	t.Instrument(opts)
 	return t, nil
 }
