@@ -31,6 +31,7 @@ type tracedEnv struct {
 	*env
 	tracing *telemetry.Tracing
 	recv    *otlptest.Receiver
+	cfg     server.Config
 
 	mu      sync.Mutex
 	parents map[string][]string // the traceparent headers of the requests for each path the service served
@@ -88,24 +89,37 @@ func newTracedEnv(t *testing.T, vars map[string]string) *tracedEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{
+	t.Cleanup(func() { st.Close() })
+	te.cfg = server.Config{
 		Machine: &vm.Machine{Program: prog, Registry: reg},
 		Bundle:  bundle,
 		Store:   st,
 		Logger:  discardLogger(),
 		Tracing: tr,
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		srv.Shutdown(context.Background())
-		st.Close()
-	})
-	te.env = &env{t: t, srv: srv, store: st, served: make(chan string, 100)}
-	te.http = httptest.NewServer(srv.Handler())
-	t.Cleanup(te.http.Close)
+	te.env = &env{t: t, store: st, served: make(chan string, 100)}
+	te.restart()
 	return te
+}
+
+// restart stops the server, if one runs, and serves the same store with
+// a new one, which knows nothing of the threads but what the store keeps.
+func (te *tracedEnv) restart() {
+	te.t.Helper()
+	if te.srv != nil {
+		te.http.Close()
+		if err := te.srv.Shutdown(context.Background()); err != nil {
+			te.t.Fatal(err)
+		}
+	}
+	srv, err := server.New(te.cfg)
+	if err != nil {
+		te.t.Fatal(err)
+	}
+	te.t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	te.srv = srv
+	te.http = httptest.NewServer(srv.Handler())
+	te.t.Cleanup(te.http.Close)
 }
 
 // turn posts one user message to the conversation, with the headers
@@ -209,12 +223,14 @@ func checkSpan(t *testing.T, sp otlptest.Span, want map[string]any) {
 
 // TestTraceServedRun follows two turns of a conversation into the spans
 // a real OTLP receiver got: the first continues the caller's trace, and
-// its model calls a backend tool that makes an HTTP request; the second
-// links to the first, across the suspend between them.
+// its model calls a backend tool that makes an HTTP request; the second,
+// served by a server started anew, links to the first, across the suspend
+// between them.
 func TestTraceServedRun(t *testing.T) {
 	te := newTracedEnv(t, map[string]string{"OTEL_SERVICE_NAME": "aguic-test"})
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	te.turn("r1", "Where is my order A-1? SECRET-PROMPT", map[string]string{"traceparent": "00-" + callerTrace + "-" + callerSpan + "-01"})
+	te.restart() // the link to the first run is kept in the store
 	te.turn("r2", "hello again", nil)
 	spans := te.spans()
 
