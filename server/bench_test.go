@@ -111,6 +111,12 @@ func benchServer(b *testing.B, opts badger.Options) string {
 // benchServerOf serves src, with the builtins of lib, from the store opts
 // opens on a loopback listener, and returns its URL.
 func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options) string {
+	return benchServerWith(b, opts, src, lib, nil)
+}
+
+// benchServerWith is benchServerOf with the server's Config as edit leaves
+// it.
+func benchServerWith(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options, edit func(*server.Config)) string {
 	b.Helper()
 	lib.Getenv = func(string) string { return "" }
 	reg := vm.NewRegistry()
@@ -126,13 +132,17 @@ func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib s
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := server.New(server.Config{
+	cfg := server.Config{
 		Machine: &vm.Machine{Program: prog, Registry: reg},
 		Bundle:  bundle,
 		Store:   st,
 		Logger:  log,
 		MCP:     true, // as aguic serve
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

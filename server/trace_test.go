@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -337,5 +338,33 @@ func TestTraceServedRun(t *testing.T) {
 				t.Errorf("span %q: attribute %s holds the conversation", sp.Name, k)
 			}
 		}
+	}
+}
+
+// BenchmarkServeTurnTraced measures what tracing costs a served turn:
+// BenchmarkMemoryTurns's conversation at 16 clients, without tracing and
+// with every run traced (a run span and its nodes' spans) and exported
+// over OTLP/HTTP to a receiver on loopback that reads and drops what it
+// gets. Both run in one invocation, one after the other.
+func BenchmarkServeTurnTraced(b *testing.B) {
+	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "tracing=off", true: "tracing=on"}[on], func(b *testing.B) {
+			var tr *telemetry.Tracing
+			if on {
+				recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					io.Copy(io.Discard, r.Body)
+				}))
+				b.Cleanup(recv.Close)
+				b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
+				var err error
+				if tr, err = telemetry.Setup(context.Background(), telemetry.Options{}); err != nil || tr == nil {
+					b.Fatalf("tracing: %v, %v", tr, err)
+				}
+				b.Cleanup(func() { tr.Shutdown(context.Background()) })
+			}
+			url := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, func(c *server.Config) { c.Tracing = tr })
+			benchTurns(b, url+"/agui/workflows/chat", 16)
+		})
 	}
 }
