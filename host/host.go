@@ -28,6 +28,7 @@ import (
 	"github.com/aguic/aguic/internal/every"
 	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -275,16 +276,21 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 	}
 	started := time.Now()
 	runID := fmt.Sprintf("wake-%d", started.UnixNano())
+	tr := h.cfg.Server.Tracing.StartRun(ctx, telemetry.RunInfo{Workflow: k.Workflow, Thread: k.Thread, RunID: runID, Trigger: "wake"})
 	t, err := store.Begin(ctx, st, store.Request{
 		Key: k, Lease: &l, TTL: h.cfg.Server.LeaseTTL, RunID: runID,
 		Machine: h.cfg.Machine, Load: h.versions.Load, Resume: &vm.Resume{},
+		Live: store.Live{Nodes: tr.Nodes(nil)},
 	})
 	if err != nil {
+		tr.End(o, err)
 		return o, false, err
 	}
+	tr.Chain(t.Frame())
 	m, start := h.cfg.Server.Metrics, time.Now()
 	m.TurnStarted()
-	o, _, err = t.Run(ctx)
+	o, _, err = t.Run(tr.Context(ctx))
+	tr.End(o, err)
 	outcome := string(o.Status)
 	if err != nil {
 		outcome = string(vm.Failed)

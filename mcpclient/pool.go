@@ -23,6 +23,12 @@ type Options struct {
 	// Version is the version of aguic the pool tells servers it is; "dev"
 	// when empty.
 	Version string
+	// Trace, when set, is told of each tool call (Call): it is called as
+	// the call starts, with the server's name and the tool's, and returns
+	// the context the call runs in and the function called with the
+	// call's error when it ends (a result marked as an error is not one).
+	// A tracer traces the call so.
+	Trace func(ctx context.Context, server, tool string) (context.Context, func(error))
 }
 
 // Pool holds the connections of a process to MCP servers. It is safe for
@@ -37,6 +43,8 @@ type Pool struct {
 	mu     sync.Mutex
 	conns  map[string]*conn // by config.key
 	closed bool
+
+	trace func(ctx context.Context, server, tool string) (context.Context, func(error)) // Options.Trace
 
 	// beforeCall, when set, is called just before a tool call is sent.
 	beforeCall func(server, tool string)
@@ -58,6 +66,7 @@ func NewPool(o Options) *Pool {
 		ctx:   ctx,
 		stop:  stop,
 		conns: map[string]*conn{},
+		trace: o.Trace,
 	}
 }
 
@@ -114,6 +123,17 @@ func (p *Pool) Call(ctx context.Context, s *vm.Server, tool string, args map[str
 	if args == nil {
 		args = map[string]any{}
 	}
+	if p.trace != nil {
+		tctx, end := p.trace(ctx, s.Name, tool)
+		res, err := p.call(tctx, s, tool, args)
+		end(err)
+		return res, err
+	}
+	return p.call(ctx, s, tool, args)
+}
+
+// call is Call without the trace.
+func (p *Pool) call(ctx context.Context, s *vm.Server, tool string, args map[string]any) (*Result, error) {
 	var res *Result
 	err := p.do(ctx, s, fmt.Sprintf("tool %q", tool), func(ctx context.Context, ss *session) error {
 		if p.beforeCall != nil {

@@ -18,6 +18,8 @@
 package metrics
 
 import (
+	"context"
+	"github.com/aguic/aguic/stdlib"
 	"net/http"
 	"regexp"
 	"time"
@@ -240,19 +242,19 @@ func (m *Metrics) Claimed(n int) {
 	}
 }
 
-// ToolCall is stdlib.Options.ToolCall: it times a backend tool call of a
-// model node of the given kind and name; the function it returns ends the
-// call. A nil *Metrics returns nil, which stdlib takes as no observer.
-func (m *Metrics) ToolCall() func(kind, name string) func(failed bool) {
+// ToolCall is an observer of stdlib.Options.ToolCall: it times the
+// backend tool calls of model nodes by the tool's kind and name. A nil
+// *Metrics returns nil, which stdlib takes as no observer.
+func (m *Metrics) ToolCall() stdlib.ToolCallObserver {
 	if m == nil {
 		return nil
 	}
-	return func(kind, name string) func(bool) {
+	return func(ctx context.Context, call stdlib.ToolCallInfo) (context.Context, func(error)) {
 		start := time.Now()
-		return func(failed bool) {
-			m.toolTime.WithLabelValues(kind, name).Observe(time.Since(start).Seconds())
-			if failed {
-				m.toolErrors.WithLabelValues(kind, name).Inc()
+		return ctx, func(err error) {
+			m.toolTime.WithLabelValues(call.Kind, call.Name).Observe(time.Since(start).Seconds())
+			if err != nil {
+				m.toolErrors.WithLabelValues(call.Kind, call.Name).Inc()
 			}
 		}
 	}

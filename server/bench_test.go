@@ -80,8 +80,8 @@ func BenchmarkMemoryTurns(b *testing.B) {
 // machine's drift touches both alike. Compare cpu-µs/turn.
 func BenchmarkServeTurnMetrics(b *testing.B) {
 	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
-	off := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, nil)
-	on := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, metrics.New())
+	off := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, nil, nil)
+	on := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, metrics.New(), nil)
 	for range 3 {
 		b.Run("metrics=off", func(b *testing.B) { benchTurns(b, off+"/agui/workflows/chat", 16) })
 		b.Run("metrics=on", func(b *testing.B) {
@@ -137,13 +137,13 @@ func benchServer(b *testing.B, opts badger.Options) string {
 // benchServerOf serves src, with the builtins of lib, from the store opts
 // opens on a loopback listener, and returns its URL.
 func benchServerOf(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options) string {
-	b.Helper()
-	return benchServerWith(b, opts, src, lib, nil)
+	return benchServerWith(b, opts, src, lib, nil, nil)
 }
 
 // benchServerWith is benchServerOf with the metrics of m wired as aguic
-// serve wires them; nil m: no metrics.
-func benchServerWith(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options, m *metrics.Metrics) string {
+// serve wires them (nil m: no metrics), and the server's Config as edit
+// leaves it (nil: as it is).
+func benchServerWith(b *testing.B, opts badger.Options, src compiler.Source, lib stdlib.Options, m *metrics.Metrics, edit func(*server.Config)) string {
 	b.Helper()
 	lib.Models = m.Models(lib.Models)
 	lib.ToolCall = m.ToolCall()
@@ -162,14 +162,18 @@ func benchServerWith(b *testing.B, opts badger.Options, src compiler.Source, lib
 		b.Fatal(err)
 	}
 	m.CountThreads(st, 0, log)
-	srv, err := server.New(server.Config{
+	cfg := server.Config{
 		Machine: &vm.Machine{Program: prog, Registry: reg},
 		Bundle:  bundle,
 		Store:   m.Store(st),
 		Logger:  log,
 		MCP:     true, // as aguic serve
 		Metrics: m,
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

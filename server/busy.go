@@ -108,6 +108,7 @@ func (s *Server) beginQueued(r *run) {
 		s.queuedFailed(r, err)
 		return
 	}
+	r.trace.Chain(turn.Frame())
 	s.execute(r, turn)
 }
 
@@ -141,6 +142,7 @@ func (s *Server) queuedFailed(r *run, err error) {
 	r.mu.Lock()
 	r.final = vm.Failed
 	r.mu.Unlock()
+	r.trace.End(vm.Outcome{}, err)
 	r.pushEvent(0, agui.RunError(msg, code), true)
 	s.forget(r)
 	s.drop(r)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server/agui"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -44,6 +45,7 @@ type run struct {
 	began   time.Time        // when the run was admitted, for the latency of its first event
 	seen    bool             // the run emitted an event after RUN_STARTED; only the run's goroutine touches it
 
+	trace     *telemetry.Run // its span; nil without tracing
 	threadID  string         // the client's thread id, for the terminal event
 	queued    *store.Request // what a queued run begins with when its turn comes; nil for one that began at once
 	nodes     *lifecycle     // the lifecycle of its nodes, once it is set to execute; under mu
@@ -308,6 +310,12 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	}
 	r.threadID = in.ThreadID
 	r.metrics, r.began = s.cfg.Metrics, time.Now()
+	trigger := "request"
+	if queued {
+		trigger = "queued"
+	}
+	r.trace = s.cfg.Tracing.StartRun(ctx, telemetry.RunInfo{Workflow: wf.ID, Thread: in.ThreadID, RunID: in.RunID, Trigger: trigger})
+	r.ctx = r.trace.Context(r.ctx)
 	sreq := store.Request{
 		Key:     key,
 		Owner:   r.owner,
@@ -341,8 +349,10 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	// The turn's input is written ahead, and the client sees nothing of
 	// the run, RUN_STARTED included, before it is durable: a turn the
 	// client saw start survives a crash.
+	sreq.Live.Nodes = r.trace.Nodes(sreq.Live.Nodes)
 	if queued {
 		if err := s.enqueue(r, sreq); err != nil {
+			r.trace.End(vm.Outcome{}, err)
 			return reply{}, beginError(key, in.RunID, err)
 		}
 		r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
@@ -353,9 +363,11 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	sreq.OnDurable = r.durable
 	turn, err := store.Begin(r.ctx, s.cfg.Store, sreq)
 	if err != nil {
+		r.trace.End(vm.Outcome{}, err)
 		s.release(r)
 		return reply{}, beginError(key, in.RunID, err)
 	}
+	r.trace.Chain(turn.Frame())
 	r.pushEvent(0, agui.RunStarted(in.ThreadID, in.RunID, in.ParentRunID, nil), false)
 	go s.execute(r, turn)
 	return reply{run: r, nodes: nodes}, nil
@@ -552,6 +564,7 @@ func (s *Server) execute(r *run, turn *store.Turn) {
 		r.final = vm.Failed
 	}
 	r.mu.Unlock()
+	r.trace.End(o, err)
 	now := s.now()
 	outcome := s.outcome(o, err)
 	s.cfg.Metrics.TurnEnded(r.key.Workflow, outcome, metrics.OriginRequest, time.Since(t0))

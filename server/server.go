@@ -16,6 +16,7 @@ import (
 
 	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/studio"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 )
@@ -160,6 +161,10 @@ type Config struct {
 	// hold no thread, user or scope, only workflow, model and tool names
 	// and counts across every scope.
 	MetricsPublic bool
+	// Tracing, when not nil, traces every run the server executes (its
+	// nodes, and what they call through providers and clients it wraps)
+	// and continues the trace a request's traceparent header names.
+	Tracing *telemetry.Tracing
 }
 
 // Server serves AG-UI runs of the workflows of one program.
@@ -323,7 +328,7 @@ func New(cfg Config) (*Server, error) {
 		s.mux.Handle("GET "+metricsPath, cfg.Metrics.Handler())
 	}
 	s.mux.Handle("GET /{$}", home(cfg.Studio))
-	s.handler = cors.wrap(s.identify(s.misses(s.mux)))
+	s.handler = cfg.Tracing.Handler(cors.wrap(s.identify(s.misses(s.mux))))
 	return s, nil
 }
 

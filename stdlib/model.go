@@ -214,7 +214,7 @@ type modelRun struct {
 	backend  map[string]*vm.Tool
 	mcp      map[string]mcpTool // the MCP servers' tools offered by the servers' names
 	pool     *mcpclient.Pool
-	observe  func(kind, name string) func(failed bool) // Options.ToolCall
+	observe  ToolCallObserver // Options.ToolCall
 	frontend map[string]bool
 	params   map[string]any                // tool parameters, evaluated
 	compiled map[string]*jsonschema.Schema // parameters compiled; nil for a frontend tool's schema that does not compile
@@ -878,7 +878,7 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 	if isMCP {
 		t = nil // a server's tool goes before the workflow's of its name
 	}
-	out, err := m.callTool(ctx, tc.Name, t, mt, args)
+	out, err := m.callTool(ctx, tc, t, mt, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", err
@@ -901,8 +901,8 @@ func (m *modelRun) runTool(ctx context.Context, tc llm.ToolCall) (string, error)
 
 // callTool runs a backend tool, t of the workflow or else mt of an MCP
 // server, and tells Options.ToolCall.
-func (m *modelRun) callTool(ctx context.Context, name string, t *vm.Tool, mt mcpTool, args map[string]any) (any, error) {
-	var end func(bool)
+func (m *modelRun) callTool(ctx context.Context, tc llm.ToolCall, t *vm.Tool, mt mcpTool, args map[string]any) (any, error) {
+	end := func(error) {}
 	if m.observe != nil {
 		kind := "mcp"
 		switch {
@@ -912,7 +912,7 @@ func (m *modelRun) callTool(ctx context.Context, name string, t *vm.Tool, mt mcp
 		default:
 			kind = "expr"
 		}
-		end = m.observe(kind, name)
+		ctx, end = m.observe(ctx, ToolCallInfo{Kind: kind, Name: tc.Name, ID: tc.ID})
 	}
 	var out any
 	var err error
@@ -921,9 +921,7 @@ func (m *modelRun) callTool(ctx context.Context, name string, t *vm.Tool, mt mcp
 	} else {
 		out, err = m.c.RunTool(ctx, t, args)
 	}
-	if end != nil {
-		end(err != nil)
-	}
+	end(err)
 	return out, err
 }
 

@@ -1,6 +1,7 @@
 package stdlib
 
 import (
+	"context"
 	"github.com/aguic/aguic/mcpclient"
 	"net/http"
 	"os"
@@ -32,12 +33,10 @@ type Options struct {
 	// every such call fails with a clear error. Its owner closes it.
 	MCP *mcpclient.Pool
 
-	// ToolCall, when set, learns of each backend tool call of a model
-	// node: it is called as the call starts, with the tool's kind
-	// ("expr" for a tool of `result = expr` alone, "http", "call", or
-	// "mcp" for a tool of an MCP server) and name, and returns the
-	// function called when the call ends, with whether it failed.
-	ToolCall func(kind, name string) (end func(failed bool))
+	// ToolCall, when set, is told of each backend tool call of a model
+	// node: metrics time the calls through it, tracers trace them. Join
+	// several observers with ToolCallObserver.And.
+	ToolCall ToolCallObserver
 }
 
 // Register adds every node kind and builtin function of the stdlib to r,
@@ -63,4 +62,36 @@ func Registry() *vm.Registry {
 	r := vm.NewRegistry()
 	Register(r)
 	return r
+}
+
+// ToolCallInfo is a backend tool call of a model node, as a
+// ToolCallObserver sees it: its tool's kind ("expr" for a tool of
+// `result = expr` alone, "http", "call", or "mcp" for a tool of an MCP
+// server), the tool's name and the model's id of the call.
+type ToolCallInfo struct {
+	Kind, Name, ID string
+}
+
+// ToolCallObserver is called as a tool call starts; it returns the context
+// the tool runs in and the function called with the call's error (nil
+// when it succeeded) when the call ends.
+type ToolCallObserver func(ctx context.Context, call ToolCallInfo) (context.Context, func(err error))
+
+// And is an observer that tells o, then next, of each call; either may be
+// nil.
+func (o ToolCallObserver) And(next ToolCallObserver) ToolCallObserver {
+	if o == nil {
+		return next
+	}
+	if next == nil {
+		return o
+	}
+	return func(ctx context.Context, call ToolCallInfo) (context.Context, func(error)) {
+		ctx, endO := o(ctx, call)
+		ctx, endNext := next(ctx, call)
+		return ctx, func(err error) {
+			endNext(err)
+			endO(err)
+		}
+	}
 }

@@ -82,6 +82,23 @@ func UnmarshalFrame(data []byte) (*Frame, error) {
 	return &f, nil
 }
 
+// SetHidden sets the hidden entry key of the frame to v, a value as
+// Normalize returns it; nil deletes it. A tracked frame (Track) keeps the
+// change for its next delta, as the run's own changes. The entries are the
+// stdlib's (Call.SetHidden) and its host's: each names its keys so that
+// they do not meet.
+func (f *Frame) SetHidden(key string, v any) {
+	f.noteHidden(key)
+	if v == nil {
+		delete(f.Hidden, key)
+		return
+	}
+	if f.Hidden == nil {
+		f.Hidden = map[string]any{}
+	}
+	f.Hidden[key] = v
+}
+
 // NextID returns a new id unique within the frame's conversation, such as
 // "msg-<frame id>-7".
 func (f *Frame) NextID(prefix string) string {

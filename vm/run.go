@@ -452,17 +452,7 @@ func (r *runner) closeStepsFrom(tryID, nodeID string) error {
 }
 
 // setHidden sets the hidden entry key of the frame; nil deletes it.
-func (r *runner) setHidden(key string, v any) {
-	r.frame.noteHidden(key)
-	if v == nil {
-		delete(r.frame.Hidden, key)
-		return
-	}
-	if r.frame.Hidden == nil {
-		r.frame.Hidden = map[string]any{}
-	}
-	r.frame.Hidden[key] = v
-}
+func (r *runner) setHidden(key string, v any) { r.frame.SetHidden(key, v) }
 
 func (r *runner) setState(id string, v any) {
 	r.frame.noteState(id)

@@ -18,6 +18,7 @@ import (
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -131,7 +132,14 @@ aguic run --workflow chat workflows < turns.txt`,
 				e.errorf("%v", err)
 				return exitUsage
 			}
-			opts.MCP = mcpPool(quietLog(e))
+			tracing, err := setupTracing(context.Background(), &opts)
+			if err != nil {
+				e.errorf("%v", err)
+				return exitUsage
+			}
+			defer tracing.Shutdown(context.Background())
+			s.tracing = tracing
+			opts.MCP = mcpPool(quietLog(e), tracing)
 			defer opts.MCP.Close()
 			reg := vm.NewRegistry()
 			stdlib.RegisterWith(reg, opts)
@@ -193,10 +201,12 @@ type session struct {
 	frame   *vm.Frame // the conversation's frame; nil before the first turn
 	pending *vm.Wait  // what the conversation's frame waits for; nil when nothing
 	ids     int       // the client's message ids
+	turns   int       // the turns run so far
 	failed  bool
 
-	kept     *keeping      // the thread the chat is kept as, with --thread; nil without
-	restored *agui.Reducer // the history of a kept thread, as the chat starts
+	kept     *keeping           // the thread the chat is kept as, with --thread; nil without
+	tracing  *telemetry.Tracing // traces each turn; nil: none
+	restored *agui.Reducer      // the history of a kept thread, as the chat starts
 }
 
 // play runs the chat until the input ends and returns the exit status.
@@ -335,15 +345,24 @@ func (s *session) send(ctx context.Context, msgs []agui.Message, answers []vm.Re
 		frame, resume = s.frame, &vm.Resume{Agent: agent, Interrupts: answers, ToolResults: vm.ToolResults(agent)}
 	}
 	var o vm.Outcome
+	runID, thread := fmt.Sprintf("turn-%d", s.turns+1), ""
+	s.turns++
 	if s.kept != nil {
-		o, err = s.kept.run(ctx, s, agent, resume)
+		runID, thread = fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), s.turns), s.kept.key.Thread
+	}
+	tr := s.tracing.StartRun(ctx, telemetry.RunInfo{Workflow: s.wf.ID, Thread: thread, RunID: runID})
+	ctx = tr.Context(ctx)
+	if s.kept != nil {
+		o, err = s.kept.run(ctx, s, agent, resume, runID, tr)
+		tr.End(o, err)
 		if err != nil {
 			s.fail(&vm.Error{Message: err.Error()})
 			return vm.Outcome{}, false
 		}
 		saved = nil // the store puts the frame back when the run fails
 	} else {
-		o = s.m.Run(ctx, frame, resume, vm.Observer{Events: s.out})
+		o = s.m.Run(ctx, frame, resume, vm.Observer{Events: s.out, Nodes: tr.Nodes(nil)})
+		tr.End(o, nil)
 	}
 	s.out.endLine()
 	switch o.Status {

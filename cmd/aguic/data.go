@@ -12,6 +12,7 @@ import (
 	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store"
 	"github.com/aguic/aguic/vm/store/badger"
@@ -42,7 +43,6 @@ type keeping struct {
 	owner  string
 	bundle []byte
 	vers   *host.Versions
-	runs   int
 }
 
 // keep plays the chat as thread id of the store at: it resumes the runs a
@@ -173,23 +173,27 @@ func summary(m agui.Message) string {
 // run is one run of the kept thread: it resumes the thread's saved frame
 // (a conversation) or starts a new one (a stateless workflow), and keeps
 // every node boundary.
-func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, resume *vm.Resume) (vm.Outcome, error) {
-	k.runs++
+func (k *keeping) run(ctx context.Context, s *session, agent map[string]any, resume *vm.Resume, runID string, tr *telemetry.Run) (vm.Outcome, error) {
 	req := store.Request{
 		Key:     k.key,
 		Owner:   k.owner,
-		RunID:   fmt.Sprintf("run-%d-%d", time.Now().UnixMilli(), k.runs),
+		RunID:   runID,
 		Machine: s.m,
 		Load:    k.vers.Load,
 		Fresh:   !s.wf.Conversation,
-		Live:    store.Live{Events: func(_ uint64, e vm.Event) error { return s.out.Emit(e) }},
+		Live:    store.Live{Events: func(_ uint64, e vm.Event) error { return s.out.Emit(e) }, Nodes: tr.Nodes(nil)},
 	}
 	if s.wf.Conversation {
 		req.Resume = resume
 	} else {
 		req.Context = map[string]any{"agent": agent}
 	}
-	o, _, err := store.Execute(ctx, k.st, req)
+	t, err := store.Begin(ctx, k.st, req)
+	if err != nil {
+		return vm.Outcome{}, err
+	}
+	tr.Chain(t.Frame())
+	o, _, err := t.Run(ctx)
 	return o, err
 }
 

@@ -130,7 +130,7 @@ func openMCP(e *env, paths []string) (s *mcpSession, done func(), status int) {
 		return nil, nil, exitFound
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	pool := mcpPool(quietLog(e))
+	pool := mcpPool(quietLog(e), nil)
 	s = &mcpSession{e: e, ctx: ctx, pool: pool, servers: prog.Servers}
 	return s, func() {
 		_ = pool.Close()

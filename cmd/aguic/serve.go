@@ -366,7 +366,13 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	opts.MCP = mcpPool(log)
+	tracing, err := setupTracing(ctx, &opts)
+	if err != nil {
+		e.errorf("%v", err)
+		return exitUsage
+	}
+	defer tracing.Shutdown(context.WithoutCancel(ctx))
+	opts.MCP = mcpPool(log, tracing)
 	defer opts.MCP.Close()
 	var mets *metrics.Metrics
 	if o.metrics {
@@ -415,6 +421,8 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 
 		Metrics:       mets,
 		MetricsPublic: o.metricsPublic,
+
+		Tracing: tracing,
 	}
 	drainHooks, err := o.hooks.wire(&sc, log)
 	if err != nil {

@@ -101,6 +101,7 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, on func(Chunk) err
 	var calls []*ToolCall
 	blocks := map[int64]*anthropicBlock{} // tool_use blocks, by the index of the server
 	var usage anthropic.Usage             // input and output tokens so far
+	var model, stop string                // the model that answers, why it stopped
 	stopped := false                      // message_stop arrived
 	emit := func(ch Chunk) error {
 		if ch.Text != "" {
@@ -115,8 +116,11 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, on func(Chunk) err
 		ev := stream.Current()
 		switch ev.Type {
 		case "message_start":
-			usage = ev.Message.Usage
+			usage, model = ev.Message.Usage, string(ev.Message.Model)
 		case "message_delta":
+			if ev.Delta.StopReason != "" {
+				stop = string(ev.Delta.StopReason)
+			}
 			// The counts are running totals; a field that is absent keeps
 			// what message_start said.
 			u := ev.Usage
@@ -209,8 +213,10 @@ func (p *Anthropic) Stream(ctx context.Context, req *Request, on func(Chunk) err
 		return nil, errors.New("anthropic: the stream ended before the answer was complete")
 	}
 	resp := &Response{
-		Text:      text.String(),
-		Reasoning: reasoning.String(),
+		Text:         text.String(),
+		Reasoning:    reasoning.String(),
+		Model:        model,
+		FinishReason: stop,
 		Usage: Usage{
 			// Cached input is input too, as OpenAI's prompt_tokens counts it.
 			InputTokens:  int(usage.InputTokens + usage.CacheCreationInputTokens + usage.CacheReadInputTokens),

@@ -70,6 +70,9 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, on func(Chunk) error)
 	finished := false     // a choice had a finish_reason
 	for stream.Next() {
 		chunk := stream.Current()
+		if chunk.Model != "" {
+			resp.Model = chunk.Model
+		}
 		if u := chunk.Usage; chunk.JSON.Usage.Valid() && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
 			// Servers that report usage on several chunks report running
 			// totals, so the last one counts.
@@ -81,6 +84,7 @@ func (p *OpenAI) Stream(ctx context.Context, req *Request, on func(Chunk) error)
 			}
 			if choice.FinishReason != "" {
 				finished = true
+				resp.FinishReason = choice.FinishReason
 			}
 			d := choice.Delta
 			if r := openAIReasoning(d.JSON.ExtraFields); r != "" {

@@ -48,6 +48,12 @@ type Response struct {
 	Reasoning string
 	ToolCalls []ToolCall
 	Usage     Usage
+	// Model is the model that answered, as the provider names it; ""
+	// when the provider does not say.
+	Model string
+	// FinishReason is why the model stopped, as the provider says it
+	// ("stop", "tool_calls", "end_turn", "length"…); "" when it does not.
+	FinishReason string
 }
 
 // Usage counts tokens.

@@ -203,6 +203,11 @@ func Begin(ctx context.Context, st Store, req Request) (*Turn, error) {
 	return t, nil
 }
 
+// Frame is the frame the turn runs on. Before Run, its host may set a
+// hidden entry (vm.Frame.SetHidden): the turn's commits keep it with the
+// run's own changes.
+func (t *Turn) Frame() *vm.Frame { return t.f }
+
 // Sync writes the turn's start and makes it durable now, if it is not yet
 // (see Request.OnDurable). Safe to call while the turn runs.
 func (t *Turn) Sync() error { return t.j.Effect() }

@@ -1,10 +1,7 @@
 package store
 
-import "github.com/aguic/aguic/vm"
-
 // Parts of a Turn the tests drive by hand.
 func (t *Turn) Journal() *Journal { return t.j }
-func (t *Turn) Frame() *vm.Frame  { return t.f }
 
 // Abandon stops the turn as a crash would: nothing more is written, and
 // the lease stays as it was.

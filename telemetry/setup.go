@@ -1,0 +1,141 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// SchemaURL names the version of the OpenTelemetry semantic conventions
+// the spans follow.
+const SchemaURL = semconv.SchemaURL
+
+// CaptureContentVar is the variable that, set to "true", puts the
+// messages of model calls on their spans (gen_ai.input.messages,
+// gen_ai.output.messages). They are left out otherwise: prompts and
+// answers may hold what must not leave the process.
+const CaptureContentVar = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+// Tracing is the process's tracer: where spans go and how. A nil
+// *Tracing traces nothing, and every method of it, and of the values it
+// returns, does nothing.
+type Tracing struct {
+	tp      *sdktrace.TracerProvider
+	tracer  trace.Tracer
+	prop    propagation.TraceContext
+	capture bool // the messages of model calls go on their spans
+}
+
+// Options are what Setup takes besides the environment.
+type Options struct {
+	// Version is aguic's version, for the instrumentation scope and the
+	// resource's service.version.
+	Version string
+	// Getenv reads the environment; nil means os.Getenv. The exporter
+	// reads the OTEL_EXPORTER_OTLP_* variables of the process itself.
+	Getenv func(string) string
+}
+
+// Setup returns the tracing the environment asks for: spans exported over
+// OTLP/HTTP (protobuf) when OTEL_EXPORTER_OTLP_ENDPOINT or
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, else nil, which traces
+// nothing. OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it
+// off too. The exporter reads its endpoint, headers, timeout, compression
+// and TLS from the standard OTEL_EXPORTER_OTLP_* variables; the resource
+// has service.name "aguic" unless OTEL_SERVICE_NAME or
+// OTEL_RESOURCE_ATTRIBUTES say otherwise; the sampler is the SDK's,
+// OTEL_TRACES_SAMPLER (parentbased_always_on by default). Only the
+// http/protobuf protocol is supported: another is an error. Shutdown
+// flushes what is left.
+func Setup(ctx context.Context, o Options) (*Tracing, error) {
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(getenv("OTEL_TRACES_EXPORTER"), "none") {
+		return nil, nil
+	}
+	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+		return nil, nil
+	}
+	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
+		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: aguic exports traces over OTLP only (otlp, or none)", e)
+	}
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
+		if p := getenv(v); p != "" {
+			if p != "http/protobuf" {
+				return nil, fmt.Errorf("%s=%s: aguic exports traces over http/protobuf only", v, p)
+			}
+			break
+		}
+	}
+	exp, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "aguic"), attribute.String("service.version", o.Version)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: the resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Tracing{
+		tp:      tp,
+		tracer:  tp.Tracer("github.com/aguic/aguic", trace.WithInstrumentationVersion(o.Version), trace.WithSchemaURL(SchemaURL)),
+		capture: strings.EqualFold(getenv(CaptureContentVar), "true"),
+	}, nil
+}
+
+// On reports whether t traces.
+func (t *Tracing) On() bool { return t != nil }
+
+// Flush exports the spans that ended and are not exported yet.
+func (t *Tracing) Flush(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	return t.tp.ForceFlush(ctx)
+}
+
+// Shutdown flushes the spans left and stops exporting, within the
+// deadline of ctx, or five seconds when it has none.
+func (t *Tracing) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+	}
+	return t.tp.Shutdown(ctx)
+}
+
+// Handler continues, in the context of each request h serves, the trace
+// its traceparent (and tracestate) header names: a run the request starts
+// is a child of the caller's span. Without tracing it returns h.
+func (t *Tracing) Handler(h http.Handler) http.Handler {
+	if t == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("traceparent") != "" {
+			r = r.WithContext(t.prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
+		}
+		h.ServeHTTP(w, r)
+	})
+}
