@@ -343,15 +343,20 @@ func TestTraceServedRun(t *testing.T) {
 
 // BenchmarkServeTurnTraced measures what tracing costs a served turn:
 // BenchmarkMemoryTurns's conversation at 16 clients, without tracing and
-// with every run traced (a run span and its nodes' spans) and exported
+// with every run traced (a run span and its nodes' spans), or one run in
+// ten (OTEL_TRACES_SAMPLER=parentbased_traceidratio, 0.1), exported
 // over OTLP/HTTP to a receiver on loopback that reads and drops what it
 // gets. Both run in one invocation, one after the other.
 func BenchmarkServeTurnTraced(b *testing.B) {
 	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
-	for _, on := range []bool{false, true} {
-		b.Run(map[bool]string{false: "tracing=off", true: "tracing=on"}[on], func(b *testing.B) {
+	for _, mode := range []string{"off", "on", "sampled-10%"} {
+		b.Run("tracing="+mode, func(b *testing.B) {
 			var tr *telemetry.Tracing
-			if on {
+			if mode == "sampled-10%" {
+				b.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+				b.Setenv("OTEL_TRACES_SAMPLER_ARG", "0.1")
+			}
+			if mode != "off" {
 				recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					io.Copy(io.Discard, r.Body)
 				}))

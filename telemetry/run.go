@@ -104,10 +104,14 @@ func (r *Run) Chain(f *vm.Frame) {
 			r.span.AddLink(trace.Link{SpanContext: prev, Attributes: []attribute.KeyValue{attribute.String("aguic.link", "previous_run")}})
 		}
 	}
-	if sc := r.span.SpanContext(); sc.IsValid() {
+	switch sc := r.span.SpanContext(); {
+	case sc.IsValid() && r.span.IsRecording():
 		c := propagation.MapCarrier{}
 		r.t.prop.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
 		f.SetHidden(hiddenKey, c["traceparent"])
+	case f.Hidden[hiddenKey] != nil:
+		// A run the sampler left out: the next run has no span to link to.
+		f.SetHidden(hiddenKey, nil)
 	}
 }
 
@@ -128,6 +132,13 @@ type runNodes Run
 // NodeStarted starts the span of node n.
 func (o *runNodes) NodeStarted(n *vm.Node) error {
 	r := (*Run)(o)
+	if !r.span.IsRecording() {
+		// The sampler left the run out, and so its nodes.
+		if r.next != nil {
+			return r.next.NodeStarted(n)
+		}
+		return nil
+	}
 	attrs := []attribute.KeyValue{AttrNodeID.String(n.ID), AttrNodeKind.String(n.Kind)}
 	if sp := n.Span; sp.Start.IsValid() {
 		attrs = append(attrs, semconv.CodeFilePath(sp.File), semconv.CodeLineNumber(sp.Start.Line), semconv.CodeColumnNumber(sp.Start.Col))
