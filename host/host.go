@@ -111,6 +111,7 @@ type Host struct {
 	// they resume reaches it through them.
 	resumingMu   sync.Mutex
 	resuming     map[*store.Recovery]bool
+	traced       sync.Map // the spans of the runs recovering, by run id, when tracing is on
 	stopCancels  func()
 	stopMaintain context.CancelFunc
 	maintained   []<-chan struct{}
@@ -219,6 +220,13 @@ func (h *Host) resume(ctx context.Context, rec *store.Recovery) {
 		h.resumingMu.Unlock()
 	}()
 	h.cfg.Server.Metrics.Claimed(len(rec.Runs()))
+	if tracing := h.cfg.Server.Tracing; tracing != nil {
+		rec.Start = func(ctx context.Context, r store.Run) (context.Context, store.Live) {
+			tr := tracing.StartRun(ctx, telemetry.RunInfo{Workflow: r.Key.Workflow, Thread: r.Key.Thread, RunID: r.ID, Trigger: "recovery"})
+			h.traced.Store(r.ID, tr)
+			return tr.Context(ctx), store.Live{Nodes: tr.Nodes(nil)}
+		}
+	}
 	rec.Resume(ctx, h.versions.Load, h.cfg.RecoveryWorkers, h.logRecovered)
 }
 
@@ -303,6 +311,9 @@ func (h *Host) wake(ctx context.Context, k store.Key) (o vm.Outcome, woke bool, 
 // logRecovered logs and counts how a run's recovery ended, and tells
 // Config.Server.OnRunEnd.
 func (h *Host) logRecovered(r store.Recovered) {
+	if tr, ok := h.traced.LoadAndDelete(r.Run.ID); ok {
+		tr.(*telemetry.Run).End(r.Outcome, r.Err)
+	}
 	h.ended(r.Run.Key, r.Run.ID, r.Outcome, r.Err, server.TriggerRecovery, r.Run.Started)
 	attrs := []any{"workflow", r.Run.Key.Workflow, "thread", r.Run.Key.Thread, "run", r.Run.ID}
 	outcome := string(r.Outcome.Status)

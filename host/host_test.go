@@ -105,11 +105,22 @@ type process struct {
 // over HTTP.
 func startProcess(t *testing.T, dir string, m *vm.Machine, bundle []byte) *process {
 	t.Helper()
+	return startProcessWith(t, dir, m, bundle, nil)
+}
+
+// startProcessWith is startProcess with the host's Config as edit leaves
+// it.
+func startProcessWith(t *testing.T, dir string, m *vm.Machine, bundle []byte, edit func(*host.Config)) *process {
+	t.Helper()
 	st, err := badger.Open(badger.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := host.Start(host.Config{Machine: m, Bundle: bundle, Store: st, Logger: slog.New(slog.DiscardHandler)})
+	cfg := host.Config{Machine: m, Bundle: bundle, Store: st, Logger: slog.New(slog.DiscardHandler)}
+	if edit != nil {
+		edit(&cfg)
+	}
+	h, err := host.Start(cfg)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

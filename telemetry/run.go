@@ -18,7 +18,7 @@ const (
 	AttrWorkflow      = attribute.Key("aguic.workflow")       // the workflow's id
 	AttrThread        = attribute.Key("aguic.thread")         // the thread's id
 	AttrRunID         = attribute.Key("aguic.run.id")         // the run's id
-	AttrTrigger       = attribute.Key("aguic.run.trigger")    // what began the run: request, queued, wake
+	AttrTrigger       = attribute.Key("aguic.run.trigger")    // what began the run: request, queued, wake, recovery
 	AttrOutcome       = attribute.Key("aguic.run.outcome")    // finished, suspended, cancelled, failed
 	AttrWait          = attribute.Key("aguic.run.wait")       // what a suspended run waits for
 	AttrNodeID        = attribute.Key("aguic.node.id")        // the node's id: its label, or one derived from its place
@@ -37,7 +37,8 @@ type RunInfo struct {
 	Workflow, Thread, RunID string
 	// Trigger is what began the run: "request" (an AG-UI or MCP
 	// request), "queued" (a request queued behind another run), "wake"
-	// (a timer).
+	// (a timer), "recovery" (a run a crash left, resumed from its last
+	// save).
 	Trigger string
 }
 

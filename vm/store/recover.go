@@ -33,6 +33,11 @@ type Recovery struct {
 	st     Store
 	claims []*claim
 
+	// Start, when set, is told as each run begins to resume, with the
+	// context it runs in; it returns the context the run goes on in (a
+	// tracer's span in it) and the live audience of its events and nodes.
+	Start func(ctx context.Context, r Run) (context.Context, Live)
+
 	mu      sync.Mutex
 	running map[Key]recovering // the runs being resumed, by thread
 }
@@ -210,10 +215,14 @@ func (rec *Recovery) Resume(ctx context.Context, load Loader, workers int, done 
 				}
 				rec.running[r.Key] = recovering{runID: r.ID, cancel: cancel}
 				rec.mu.Unlock()
+				var live Live
+				if rec.Start != nil {
+					runCtx, live = rec.Start(runCtx, r)
+				}
 				if r.Status == Queued {
-					res.Outcome, res.Err = startQueued(ctx, runCtx, rec.st, c.lease, r, load)
+					res.Outcome, res.Err = startQueued(ctx, runCtx, rec.st, c.lease, r, load, live)
 				} else {
-					res.Outcome, res.Err = recoverRun(ctx, runCtx, rec.st, c.lease, r, load)
+					res.Outcome, res.Err = recoverRun(ctx, runCtx, rec.st, c.lease, r, load, live)
 				}
 				rec.mu.Lock()
 				delete(rec.running, r.Key)
@@ -246,7 +255,7 @@ func Recover(ctx context.Context, st Store, owner string, ttl time.Duration, loa
 // startQueued starts a queued run under the thread's lease, with the
 // input it was queued with. runCtx, a child of ctx, cancels the run alone:
 // it ends cancelled; ctx (the process's) leaves it for the next start.
-func startQueued(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+func startQueued(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader, live Live) (vm.Outcome, error) {
 	var in queuedInput
 	if err := json.Unmarshal(r.Input, &in); err != nil {
 		return vm.Outcome{}, fmt.Errorf("the input of queued run %s: %w", r.ID, err)
@@ -266,6 +275,7 @@ func startQueued(ctx, runCtx context.Context, st Store, lease Lease, r Run, load
 	t, err := Begin(ctx, st, Request{
 		Key: r.Key, Lease: &lease, RunID: r.ID, Queued: true,
 		Machine: m, Load: load, Fresh: in.Fresh, Context: in.Context, Resume: storedResume(in.Resume),
+		Live: live,
 	})
 	if err != nil {
 		return vm.Outcome{}, err
@@ -277,7 +287,7 @@ func startQueued(ctx, runCtx context.Context, st Store, lease Lease, r Run, load
 // recoverRun resumes a run a crash left running, under the thread's lease.
 // runCtx, a child of ctx, cancels the run alone: it ends cancelled; ctx
 // (the process's) leaves it running for the next start.
-func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader) (vm.Outcome, error) {
+func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load Loader, live Live) (vm.Outcome, error) {
 	held := context.WithoutCancel(ctx)
 	th, err := st.Thread(ctx, r.Key)
 	if err != nil {
@@ -302,7 +312,7 @@ func recoverRun(ctx, runCtx context.Context, st Store, lease Lease, r Run, load 
 	if err != nil {
 		return fail(err)
 	}
-	j := newJournal(held, st, lease, r, th.Hash, in, storedSizes(th), Live{}, nil)
+	j := newJournal(held, st, lease, r, th.Hash, in, storedSizes(th), live, nil)
 	var resume *vm.Resume
 	if len(th.Deltas) == in.Deltas {
 		// Nothing of the run was saved: it starts again, with its input.
