@@ -11,13 +11,15 @@ import (
 
 	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/internal/otlptest"
+	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm/store"
 )
 
 // TestRecoveredRunIsTraced: a run a crash cut, resumed by the next
 // process, is traced there as a run of trigger "recovery", with the spans
-// of the nodes it runs again under it.
+// of the nodes it runs again under it, and the completion webhook's
+// observer (Config.Server.OnRunEnd) learns that it ended, and how.
 func TestRecoveredRunIsTraced(t *testing.T) {
 	hang := make(chan struct{})
 	var calls atomic.Int32
@@ -60,7 +62,16 @@ workflow wait {
 	if err != nil || tracing == nil {
 		t.Fatalf("tracing: %v, %v", tracing, err)
 	}
-	next := startProcessWith(t, dir, m, bundle, func(c *host.Config) { c.Server.Tracing = tracing })
+	var endsMu sync.Mutex
+	var ends []server.RunEnd
+	next := startProcessWith(t, dir, m, bundle, func(c *host.Config) {
+		c.Server.Tracing = tracing
+		c.Server.OnRunEnd = func(e server.RunEnd) {
+			endsMu.Lock()
+			ends = append(ends, e)
+			endsMu.Unlock()
+		}
+	})
 	waitFor(t, "the run to be resumed", func() bool {
 		r, err := next.st.Run(context.Background(), k, "r1")
 		return err == nil && r.Status == store.Finished
@@ -69,6 +80,12 @@ workflow wait {
 	if err := tracing.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+
+	endsMu.Lock()
+	if len(ends) != 1 || ends[0].RunID != "r1" || ends[0].Trigger != "recovery" || ends[0].Outcome != "finished" || ends[0].WorkflowID != "wait" || ends[0].ThreadID != "t1" {
+		t.Errorf("the runs that ended: %+v, want r1 recovered and finished", ends)
+	}
+	endsMu.Unlock()
 
 	var run otlptest.Span
 	for _, sp := range recv.Spans() {
