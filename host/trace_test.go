@@ -11,15 +11,20 @@ import (
 
 	"github.com/aguic/aguic/host"
 	"github.com/aguic/aguic/internal/otlptest"
+	"github.com/aguic/aguic/metrics"
 	"github.com/aguic/aguic/server"
 	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm/store"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // TestRecoveredRunIsTraced: a run a crash cut, resumed by the next
 // process, is traced there as a run of trigger "recovery", with the spans
-// of the nodes it runs again under it, and the completion webhook's
-// observer (Config.Server.OnRunEnd) learns that it ended, and how.
+// of the nodes it runs again under it; the completion webhook's observer
+// (Config.Server.OnRunEnd) learns that it ended, and how; and the metrics
+// count the claim and the recovered turn.
 func TestRecoveredRunIsTraced(t *testing.T) {
 	hang := make(chan struct{})
 	var calls atomic.Int32
@@ -64,8 +69,10 @@ workflow wait {
 	}
 	var endsMu sync.Mutex
 	var ends []server.RunEnd
+	mets := metrics.New()
 	next := startProcessWith(t, dir, m, bundle, func(c *host.Config) {
 		c.Server.Tracing = tracing
+		c.Server.Metrics = mets
 		c.Server.OnRunEnd = func(e server.RunEnd) {
 			endsMu.Lock()
 			ends = append(ends, e)
@@ -86,6 +93,20 @@ workflow wait {
 		t.Errorf("the runs that ended: %+v, want r1 recovered and finished", ends)
 	}
 	endsMu.Unlock()
+
+	rec := httptest.NewRecorder()
+	mets.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parse the metrics: %v", err)
+	}
+	if got := counter(fams, "aguic_stranded_runs_claimed_total", nil); got != 1 {
+		t.Errorf("aguic_stranded_runs_claimed_total %v, want 1", got)
+	}
+	if got := counter(fams, "aguic_turns_total", map[string]string{"workflow": "wait", "outcome": "finished", "origin": "recovery"}); got != 1 {
+		t.Errorf("aguic_turns_total of the recovered turn %v, want 1", got)
+	}
 
 	var run otlptest.Span
 	for _, sp := range recv.Spans() {
@@ -112,4 +133,24 @@ workflow wait {
 	// its closed store, and stop the first host.
 	unhang()
 	first.h.Shutdown(context.Background())
+}
+
+// counter is the sum of the counters of family name whose labels include
+// those given.
+func counter(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	var sum float64
+	for _, m := range fams[name].GetMetric() {
+		has := map[string]string{}
+		for _, l := range m.GetLabel() {
+			has[l.GetName()] = l.GetValue()
+		}
+		match := true
+		for k, v := range labels {
+			match = match && has[k] == v
+		}
+		if match {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }

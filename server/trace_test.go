@@ -23,6 +23,7 @@ import (
 	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
 	"github.com/aguic/aguic/vm/store/badger"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // tracedEnv serves testdata/traced/traced.wf with tracing exported to a
@@ -371,5 +372,46 @@ func BenchmarkServeTurnTraced(b *testing.B) {
 			url := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, nil, func(c *server.Config) { c.Tracing = tr })
 			benchTurns(b, url+"/agui/workflows/chat", 16)
 		})
+	}
+}
+
+// withHeader adds a header to every request.
+type withHeader struct {
+	name, value string
+	next        http.RoundTripper
+}
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.next.RoundTrip(r)
+}
+
+// TestTraceMCPCall: a workflow called as an MCP tool with a traceparent
+// header is traced as a run under the caller's span, in the caller's
+// trace, as over AG-UI.
+func TestTraceMCPCall(t *testing.T) {
+	te := newTracedEnv(t, nil)
+	te.cfg.MCP = true
+	te.restart()
+	const callerTrace, callerSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	hc := &http.Client{Transport: withHeader{name: "traceparent", value: "00-" + callerTrace + "-" + callerSpan + "-01", next: te.http.Client().Transport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "aguic-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: te.http.URL + "/agui/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "traced", Arguments: map[string]any{"message": "Where is my order A-1?"}})
+	if err != nil || res.IsError {
+		t.Fatalf("the call: %v %+v", err, res)
+	}
+	spans := te.spans()
+	runs := spans.named("invoke_agent traced", nil)
+	if len(runs) != 1 {
+		t.Fatalf("%d run spans, want 1:%s", len(runs), spans)
+	}
+	if run := runs[0]; run.Trace() != callerTrace || run.Parent() != callerSpan {
+		t.Errorf("the run is in trace %s under %s, want the caller's %s under %s", run.Trace(), run.Parent(), callerTrace, callerSpan)
 	}
 }
