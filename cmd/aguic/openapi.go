@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"net/http"
 	"os"
 	"strings"
 
@@ -14,7 +15,7 @@ import (
 func openapiCommand() *command {
 	c := &command{
 		name:    "openapi",
-		args:    "[--format json|yaml] [--downgrade] [--base-path path] [--tokens file] [dir]",
+		args:    "[--format json|yaml] [--downgrade] [--base-path path] [--tokens file] [--jwt-issuer url | --jwt-jwks-url url] [dir]",
 		summary: "print the OpenAPI document of the server",
 		doc: `
 Openapi prints the OpenAPI 3.1 document that "aguic serve" serves at
@@ -25,18 +26,20 @@ The JSON is byte for byte what the server sends, then a newline.
 
 dir is what serve takes (default workflows/); its .wf files are compiled
 as serve compiles them, and errors in them end the command with their
-diagnostics on standard error. Of serve's flags, only --base-path and
---tokens change the document (with tokens, every operation but the public
-ones requires a bearer token); the others are not flags of openapi.
---tokens reads the file only to know that authentication is on, and
-AGUIC_TOKENS_FILE and AGUIC_TOKENS count as they do for serve.`,
+diagnostics on standard error. Of serve's flags, only --base-path,
+--tokens, --jwt-issuer and --jwt-jwks-url change the document (with tokens
+or JWTs, every operation but the public ones requires a bearer token); the
+others are not flags of openapi. --tokens reads the file, and the JWT flags
+their URL, only to know that authentication is on: nothing is fetched.
+AGUIC_TOKENS_FILE, AGUIC_TOKENS, AGUIC_JWT_ISSUER and AGUIC_JWT_JWKS_URL
+count as they do for serve.`,
 		examples: `
 # The document of the examples, as the default server serves it.
 aguic openapi workflows > openapi.json
 # As YAML, for a server with tokens under another base path.
 aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`,
 		exit: "0 on success, 1 when the sources have errors, 2 on a usage or I/O error.",
-		vars: map[string]string{"format": "", "tokens": "AGUIC_TOKENS_FILE"},
+		vars: map[string]string{"format": "", "tokens": "AGUIC_TOKENS_FILE", "jwt-issuer": "AGUIC_JWT_ISSUER", "jwt-jwks-url": "AGUIC_JWT_JWKS_URL"},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		format := fs.String("format", "json", "output `format`: json or yaml")
@@ -44,6 +47,8 @@ aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`
 		basePath := server.DefaultBasePath
 		basePathVar(fs, &basePath)
 		tokens := fs.String("tokens", "", "document the bearer tokens serve --tokens requires, from this `file`")
+		issuer := fs.String("jwt-issuer", "", "document the JWT bearer tokens serve --jwt-issuer requires (the `url` is not fetched)")
+		jwks := fs.String("jwt-jwks-url", "", "document the JWT bearer tokens serve --jwt-jwks-url requires (the `url` is not fetched)")
 		return func(e *env, args []string) int {
 			if *format != "json" && *format != "yaml" {
 				return usageError(e, c, "unknown format %q (want json or yaml)", *format)
@@ -70,8 +75,13 @@ aguic openapi --format yaml --base-path /api/agui --tokens tokens.txt workflows`
 				Machine:  &vm.Machine{Program: prog, Registry: stdlib.Registry()},
 				BasePath: basePath,
 			}
-			if toks != nil {
+			switch {
+			case toks != nil:
 				cfg.Auth = toks.Auth
+			case *issuer != "" || *jwks != "":
+				// The document only needs to know that requests are
+				// authenticated; it never authenticates one.
+				cfg.Auth = func(*http.Request) (server.Identity, error) { return server.Identity{}, nil }
 			}
 			doc, err := server.OpenAPI(cfg)
 			if err != nil {

@@ -23,7 +23,7 @@ func TestOpenAPI(t *testing.T) {
 	if err := os.WriteFile(tokensFile, []byte("ada ada-token\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"AGUIC_TOKENS", "AGUIC_TOKENS_FILE", "AGUIC_BASE_PATH"} {
+	for _, v := range []string{"AGUIC_TOKENS", "AGUIC_TOKENS_FILE", "AGUIC_BASE_PATH", "AGUIC_JWT_ISSUER", "AGUIC_JWT_JWKS_URL"} {
 		t.Setenv(v, "")
 	}
 	data := filepath.Join(dir, "data")
@@ -97,6 +97,26 @@ func TestOpenAPI(t *testing.T) {
 	if _, err := os.Stat(data); !os.IsNotExist(err) {
 		t.Errorf("aguic openapi touched the data directory: %v", err)
 	}
+
+	// JWTs document the same bearer tokens as --tokens, and nothing is
+	// fetched from the issuer to know it.
+	openapi := func(args ...string) []byte {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if code := run(append(append([]string{"openapi"}, args...), wfDir), nil, &out, &errs); code != exitOK {
+			t.Fatalf("aguic openapi %s: exit status %d: %s", strings.Join(args, " "), code, errs.String())
+		}
+		return out.Bytes()
+	}
+	withTokens := openapi("--tokens", tokensFile)
+	if got := openapi("--jwt-issuer", "https://issuer.invalid"); !bytes.Equal(got, withTokens) {
+		t.Errorf("--jwt-issuer: the document differs from the one of --tokens")
+	}
+	t.Setenv("AGUIC_JWT_JWKS_URL", "https://issuer.invalid/jwks.json")
+	if got := openapi(); !bytes.Equal(got, withTokens) {
+		t.Errorf("AGUIC_JWT_JWKS_URL: the document differs from the one of --tokens")
+	}
+	t.Setenv("AGUIC_JWT_JWKS_URL", "")
 
 	// Errors: a bad format, sources with errors.
 	var stderr bytes.Buffer
