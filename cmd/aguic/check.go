@@ -2,8 +2,11 @@ package main
 
 import (
 	"flag"
+	"io"
+	"path/filepath"
 
 	"github.com/aguic/aguic/compiler"
+	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/vm"
@@ -12,7 +15,7 @@ import (
 func checkCommand() *command {
 	c := &command{
 		name:    "check",
-		args:    "[--format text|json|github] [paths…]",
+		args:    "[--format text|json|github] [--stdin-filename name] [paths…] [-]",
 		summary: "report the errors and warnings of .wf files",
 		doc: `
 Check compiles every .wf file named by paths together, as one program: a
@@ -22,6 +25,12 @@ hidden directories and node_modules left out; the default is the current
 directory. The mcp.lock.json of each directory that holds one of the files
 is read with them: it says which tools the MCP servers they declare have,
 and what arguments the tools take (aguic mcp lock writes it).
+
+A path - reads a file from standard input, as an editor checks a buffer
+it has not saved: --stdin-filename gives its name (diagnostics name it so,
+and the lock of its directory is read). When that name is also one of the
+files the other paths name, the text of standard input stands for it: the
+buffer is checked with the rest of the project, as it will be once saved.
 
 Diagnostics go to standard output, sorted by file and position. The text
 format prints each as file:line:col: severity[code]: message with the source
@@ -37,33 +46,65 @@ aguic check
 # Check the files of a CI job, as annotations on the pull request.
 aguic check --format github workflows
 # The diagnostics as JSON, for an editor or a script.
-aguic check --format json workflows/chat.wf`,
+aguic check --format json workflows/chat.wf
+# An editor's unsaved buffer of workflows/chat.wf, with the other workflows.
+aguic check --format json --stdin-filename workflows/chat.wf - workflows < buffer`,
 		exit: "0 when there are no errors (warnings allowed), 1 when there are, 2 on a usage or I/O error.",
-		vars: map[string]string{"format": ""},
+		vars: map[string]string{"format": "", "stdin-filename": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		format := fs.String("format", "text", "output `format`: text, json or github")
+		stdinName := fs.String("stdin-filename", "", "the `name` of the file the path - reads from standard input")
 		return func(e *env, args []string) int {
 			switch *format {
 			case "text", "json", "github":
 			default:
 				return usageError(e, c, "unknown format %q (want text, json or github)", *format)
 			}
-			return check(e, *format, args)
+			var stdin *compiler.Source
+			paths := make([]string, 0, len(args))
+			for _, a := range args {
+				if a != "-" {
+					paths = append(paths, a)
+					continue
+				}
+				if stdin != nil {
+					return usageError(e, c, "- is given twice: standard input holds one file")
+				}
+				text, err := io.ReadAll(e.stdin)
+				if err != nil {
+					e.errorf("reading standard input: %v", err)
+					return exitUsage
+				}
+				name := "<standard input>"
+				if *stdinName != "" {
+					name = filepath.Clean(*stdinName)
+				}
+				stdin = &compiler.Source{Name: name, Text: lang.Clean(text)}
+			}
+			if *stdinName != "" && stdin == nil {
+				return usageError(e, c, "--stdin-filename names the file of the path -, and no path is -")
+			}
+			return check(e, *format, paths, stdin)
 		}
 	}
 	return c
 }
 
-func check(e *env, format string, paths []string) int {
-	if len(paths) == 0 {
+// check checks the files paths name and stdin, the file standard input
+// held (nil when no path was -), which stands for the file of its name.
+func check(e *env, format string, paths []string, stdin *compiler.Source) int {
+	var files []string
+	if len(paths) == 0 && stdin == nil {
 		paths = []string{"."}
 	}
-	files, ok := wfFiles(e, paths)
-	if !ok {
-		return exitUsage
+	if len(paths) > 0 {
+		var ok bool
+		if files, ok = wfFiles(e, paths); !ok {
+			return exitUsage
+		}
 	}
-	srcs, ok := readSources(e, files)
+	srcs, ok := readSourcesWith(e, files, stdin)
 	if !ok {
 		return exitUsage
 	}

@@ -87,6 +87,13 @@ func stat(path string) (fs.FileInfo, error) {
 // (mcplock.FileName) of each directory that holds one of them when it
 // exists, reporting each failure on stderr; ok is false after any.
 func readSources(e *env, files []string) (srcs []compiler.Source, ok bool) {
+	return readSourcesWith(e, files, nil)
+}
+
+// readSourcesWith is readSources with the file buffer, when not nil, read
+// already (from standard input): it stands for the file of its name among
+// files, or is one more, and the lock of its directory is read too.
+func readSourcesWith(e *env, files []string, buffer *compiler.Source) (srcs []compiler.Source, ok bool) {
 	ok = true
 	read := func(name string) {
 		text, err := os.ReadFile(name)
@@ -99,9 +106,17 @@ func readSources(e *env, files []string) (srcs []compiler.Source, ok bool) {
 	}
 	dirs := map[string]bool{} // directory → whether its lock is read
 	for _, name := range files {
-		read(name)
+		if buffer == nil || name != buffer.Name {
+			read(name)
+		}
 		dir := filepath.Dir(name)
 		dirs[dir] = dirs[dir] || filepath.Base(name) == mcplock.FileName
+	}
+	if buffer != nil {
+		srcs = append(srcs, *buffer)
+		if dir := filepath.Dir(buffer.Name); !strings.HasPrefix(buffer.Name, "<") {
+			dirs[dir] = dirs[dir] || filepath.Base(buffer.Name) == mcplock.FileName
+		}
 	}
 	for _, dir := range slices.Sorted(maps.Keys(dirs)) {
 		lock := filepath.Join(dir, mcplock.FileName)
