@@ -40,8 +40,13 @@ type Pool struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // connection attempts, session watchers, stops
 
-	mu     sync.Mutex
-	conns  map[string]*conn // by config.key
+	mu    sync.Mutex
+	conns map[string]*conn // by config.key
+	// decls are the connections of the declarations evaluated already,
+	// by the value that says which server a declaration is (its command,
+	// else its url), which the copies of a vm.Server share: a declaration
+	// is evaluated once, at its first use, not at every call.
+	decls  map[*vm.Value]*conn
 	closed bool
 
 	trace func(ctx context.Context, server, tool string) (context.Context, func(error)) // Options.Trace
@@ -66,6 +71,7 @@ func NewPool(o Options) *Pool {
 		ctx:   ctx,
 		stop:  stop,
 		conns: map[string]*conn{},
+		decls: map[*vm.Value]*conn{},
 		trace: o.Trace,
 	}
 }
@@ -171,9 +177,22 @@ func (p *Pool) Lock(ctx context.Context, s *vm.Server) (*mcplock.Server, error) 
 	return out, err
 }
 
-// conn returns the connection of s's evaluated declaration, made when it
-// is the first use.
+// conn returns the connection of s's declaration, evaluated and made at
+// its first use; declarations that evaluate to the same server share one.
 func (p *Pool) conn(s *vm.Server) (*conn, error) {
+	decl := s.Command
+	if decl == nil {
+		decl = s.URL
+	}
+	p.mu.Lock()
+	c, closed := p.decls[decl], p.closed
+	p.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case c != nil && decl != nil:
+		return c, nil
+	}
 	cfg, err := evalConfig(s)
 	if err != nil {
 		return nil, err
@@ -184,10 +203,13 @@ func (p *Pool) conn(s *vm.Server) (*conn, error) {
 	if p.closed {
 		return nil, ErrClosed
 	}
-	c := p.conns[key]
+	c = p.conns[key]
 	if c == nil {
 		c = &conn{pool: p, cfg: cfg, locked: s.Locked, log: p.log.With("mcp_server", s.Name)}
 		p.conns[key] = c
+	}
+	if decl != nil {
+		p.decls[decl] = c
 	}
 	return c, nil
 }
