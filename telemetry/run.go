@@ -216,7 +216,14 @@ func (r *Run) End(o vm.Outcome, err error) {
 // (a tool's) is ctx's already.
 func parent(ctx context.Context) context.Context {
 	r, _ := ctx.Value(runKey{}).(*Run)
-	if r == nil || trace.SpanFromContext(ctx) != r.span {
+	if r == nil || !r.span.IsRecording() {
+		// No run, or one the sampler left out: its calls have no node to
+		// be children of.
+		return ctx
+	}
+	// Span values are not all comparable (the SDK's non-recording span
+	// is not): tell the run's span by its id.
+	if trace.SpanFromContext(ctx).SpanContext().SpanID() != r.span.SpanContext().SpanID() {
 		return ctx
 	}
 	r.mu.Lock()
