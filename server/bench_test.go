@@ -73,31 +73,6 @@ func BenchmarkMemoryTurns(b *testing.B) {
 	}
 }
 
-// BenchmarkServeTurnMetrics measures what metrics cost a served turn:
-// BenchmarkMemoryTurns with 16 clients, against a server with metrics off
-// and one with every seam measured as aguic serve wires it (/metrics
-// scraped after each round), in three rounds of off then on, so that the
-// machine's drift touches both alike. Compare cpu-µs/turn.
-func BenchmarkServeTurnMetrics(b *testing.B) {
-	src := compiler.Source{Name: "chat.wf", Text: lang.Clean([]byte(benchChat))}
-	off := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, nil, nil)
-	on := benchServerWith(b, badger.Options{InMemory: true}, src, stdlib.Options{}, metrics.New(), nil)
-	for range 3 {
-		b.Run("metrics=off", func(b *testing.B) { benchTurns(b, off+"/agui/workflows/chat", 16) })
-		b.Run("metrics=on", func(b *testing.B) {
-			benchTurns(b, on+"/agui/workflows/chat", 16)
-			resp, err := http.Get(on + "/metrics")
-			if err != nil {
-				b.Fatal(err)
-			}
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				b.Fatalf("GET /metrics: %s", resp.Status)
-			}
-		})
-	}
-}
-
 // BenchmarkBareTurns is the ceiling of BenchmarkTurns: the same clients
 // against a bare net/http handler that answers every request with the
 // bytes of one real turn's response, and does nothing else.

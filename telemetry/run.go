@@ -127,6 +127,26 @@ func (r *Run) Nodes(next vm.NodeObserver) vm.NodeObserver {
 	return (*runNodes)(r)
 }
 
+// nodeStart is what starting the span of a node takes, the same at
+// every visit: made once per node of the program.
+type nodeStart struct {
+	name string
+	opt  trace.SpanStartOption
+}
+
+// nodeStart returns the span name and attributes of node n's visits.
+func (t *Tracing) nodeStart(n *vm.Node) *nodeStart {
+	if s, ok := t.nodes.Load(n); ok {
+		return s.(*nodeStart)
+	}
+	attrs := []attribute.KeyValue{AttrNodeID.String(n.ID), AttrNodeKind.String(n.Kind)}
+	if sp := n.Span; sp.Start.IsValid() {
+		attrs = append(attrs, semconv.CodeFilePath(sp.File), semconv.CodeLineNumber(sp.Start.Line), semconv.CodeColumnNumber(sp.Start.Col))
+	}
+	s, _ := t.nodes.LoadOrStore(n, &nodeStart{name: n.Kind + " " + n.ID, opt: trace.WithAttributes(attrs...)})
+	return s.(*nodeStart)
+}
+
 // runNodes is the NodeObserver of a Run.
 type runNodes Run
 
@@ -140,11 +160,8 @@ func (o *runNodes) NodeStarted(n *vm.Node) error {
 		}
 		return nil
 	}
-	attrs := []attribute.KeyValue{AttrNodeID.String(n.ID), AttrNodeKind.String(n.Kind)}
-	if sp := n.Span; sp.Start.IsValid() {
-		attrs = append(attrs, semconv.CodeFilePath(sp.File), semconv.CodeLineNumber(sp.Start.Line), semconv.CodeColumnNumber(sp.Start.Col))
-	}
-	_, span := r.t.tracer.Start(r.ctx, n.Kind+" "+n.ID, trace.WithAttributes(attrs...))
+	s := r.t.nodeStart(n)
+	_, span := r.t.tracer.Start(r.ctx, s.name, s.opt)
 	r.mu.Lock()
 	r.node = span
 	r.mu.Unlock()

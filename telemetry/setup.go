@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -35,6 +36,11 @@ type Tracing struct {
 	tracer  trace.Tracer
 	prop    propagation.TraceContext
 	capture bool // the messages of model calls go on their spans
+
+	// nodes holds the *nodeStart of each *vm.Node whose visits were
+	// traced: nodes belong to the programs the process serves, which
+	// live as long as it does.
+	nodes sync.Map
 }
 
 // Options are what Setup takes besides the environment.
