@@ -3,7 +3,7 @@
 GO ?= go
 FUZZTIME ?= 15s
 
-.PHONY: test deps chromium postgres unit vet lint-workflows e2e fuzz bench build
+.PHONY: test deps chromium postgres unit vet lint-workflows editors vsix e2e fuzz bench build
 
 ## The PostgreSQL server of the tests of the PostgreSQL store and of several replicas:
 ## AGUIC_TEST_POSTGRES, else the local server when it answers (trust authentication).
@@ -14,7 +14,7 @@ endif
 export AGUIC_TEST_POSTGRES
 
 ## test: every test, the checks of the example workflows and docs, the AG-UI conformance suite, and short fuzz runs
-test: postgres vet unit lint-workflows e2e fuzz
+test: postgres vet unit lint-workflows editors e2e fuzz
 
 ## postgres: says whether the PostgreSQL tests run; in CI (CI set) they must
 postgres:
@@ -27,11 +27,13 @@ postgres:
 	fi
 
 ## deps: the Node packages of e2e/: the official AG-UI client, and aimock, the mock model API of the unit tests;
-## and of the CopilotKit apps: e2e/copilotkit/, the example app, and e2e/dojo/, the dojo's pages
+## and of the CopilotKit apps: e2e/copilotkit/, the example app, and e2e/dojo/, the dojo's pages;
+## and of the VS Code extension, editors/vscode/: its language client, the grammar's test runner and vsce
 deps:
 	cd e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd e2e/copilotkit && npm ci --no-audit --no-fund --loglevel=error
 	cd e2e/dojo && npm ci --no-audit --no-fund --loglevel=error
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
 
 ## chromium: the browser of the studio's tests (e2e/studio.test.mjs): nothing when /usr/bin/chromium
 ## exists (or CHROMIUM names another binary), else Debian's package, with apt-get (as root, or with sudo)
@@ -60,6 +62,19 @@ lint-workflows:
 	$(GO) run ./cmd/aguic check workflows
 	@out=$$($(GO) run ./cmd/aguic fmt -l workflows); \
 	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
+
+## editors: the TextMate grammar's scope tests (editors/vscode/test/grammar) and its snapshots of
+## every example workflow (editors/vscode/test/snapshots: `cd editors/vscode && npm run
+## update:snapshots` rewrites them), and the VS Code extension packaged, which checks its manifest
+editors: deps vsix
+	cd editors/vscode && npm test
+
+## vsix: the VS Code extension, editors/vscode/aguic-wf.vsix (`code --install-extension` installs it)
+vsix: editors/vscode/node_modules
+	cd editors/vscode && npm run package
+
+editors/vscode/node_modules: editors/vscode/package-lock.json
+	cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error
 
 ## e2e: the AG-UI conformance suite: aguic serve driven by the official client (Node), and the
 ## studio driven in a headless Chromium
