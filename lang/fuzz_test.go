@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/aguic/aguic/lang"
-	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -52,8 +51,8 @@ func FuzzParse(f *testing.F) {
 		}
 		lang.Inspect(file, func(n any) bool {
 			v := reflect.ValueOf(n).Elem()
-			pos := v.FieldByName("Pos").Interface().(lexer.Position)
-			end := v.FieldByName("EndPos").Interface().(lexer.Position)
+			pos := v.FieldByName("Pos").Interface().(lang.Position)
+			end := v.FieldByName("EndPos").Interface().(lang.Position)
 			if pos.Offset < 0 || end.Offset > len(src) || pos.Offset > end.Offset {
 				t.Errorf("%T spans %d..%d, outside 0..%d or reversed", n, pos.Offset, end.Offset, len(src))
 			}

@@ -30,8 +30,8 @@ func TestParseErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			f, diags := lang.Parse("in.wf", archiveFile(t, a, "in.wf"))
-			if f != nil || !diags.HasErrors() {
-				t.Errorf("in.wf parsed without errors")
+			if f == nil || !diags.HasErrors() {
+				t.Errorf("in.wf parsed without errors, or without a tree")
 			}
 			var got bytes.Buffer
 			for _, d := range diags {
@@ -63,8 +63,8 @@ func TestParseDepth(t *testing.T) {
 		t.Errorf("nesting %d levels: %v", lang.MaxDepth, diags.Err())
 	}
 	f, diags := lang.Parse("deep.wf", nested(lang.MaxDepth+1))
-	if f != nil || len(diags) != 1 {
-		t.Fatalf("nesting %d levels: got tree %v and %d diagnostics, want one error", lang.MaxDepth+1, f != nil, len(diags))
+	if f == nil || len(diags) != 1 {
+		t.Fatalf("nesting %d levels: got tree %v and %d diagnostics, want a tree and one error", lang.MaxDepth+1, f != nil, len(diags))
 	}
 	// The first bracket is in column 14; the one past MaxDepth is reported.
 	col := 14 + lang.MaxDepth - 2
