@@ -916,7 +916,7 @@ func (p *parser) partsEnd(last *token) {
 	switch t := p.tok(); {
 	case t.kind == tBad:
 		p.fail(t, "")
-	case t.is(tOp, "#"):
+	case p.commentHash(t):
 		p.fail(t, "comments start with // or /* */, not #")
 	case t.kind != tNewline || last == nil || !continues(last):
 		return
@@ -942,7 +942,7 @@ func (p *parser) expr() *Expr {
 		t := p.tok()
 		var part *Part
 		switch {
-		case isPartToken(t) && !t.is(tOp, "#"):
+		case isPartToken(t) && !p.commentHash(t):
 			p.next()
 			part = &Part{Pos: t.pos, EndPos: p.end, Token: t.val}
 			last = t
@@ -968,10 +968,21 @@ func (p *parser) expr() *Expr {
 	return x
 }
 
+// commentHash reports whether t, the current token, is a # that starts a
+// comment as in shell or Python: followed by a blank or the end of the
+// line. (In a value, # is the element of a predicate, inside brackets.)
+func (p *parser) commentHash(t *token) bool {
+	if !t.is(tOp, "#") {
+		return false
+	}
+	n := p.peek(1)
+	return n.kind == tNewline || n.kind == tEOF || n.pos.Offset > t.pos.Offset+1
+}
+
 // failValue reports a missing value.
 func (p *parser) failValue() {
 	t := p.tok()
-	if t.is(tOp, "#") {
+	if p.commentHash(t) {
 		p.fail(t, "comments start with // or /* */, not #")
 	}
 	p.failExpected("an expression")
@@ -985,7 +996,7 @@ func (p *parser) cond() *Cond {
 		t := p.tok()
 		var part *CondPart
 		switch {
-		case isPartToken(t) && !t.is(tOp, "#"):
+		case isPartToken(t) && !p.commentHash(t):
 			p.next()
 			part = &CondPart{Pos: t.pos, EndPos: p.end, Token: t.val}
 			last = t
@@ -1014,7 +1025,7 @@ func (p *parser) cond() *Cond {
 // argStarts reports whether the current token starts a node's argument.
 func (p *parser) argStarts() bool {
 	t := p.tok()
-	return isPartToken(t) && !t.is(tOp, "#") || t.kind == tStrOpen || t.kind == tHeredocOpen ||
+	return isPartToken(t) && !p.commentHash(t) || t.kind == tStrOpen || t.kind == tHeredocOpen ||
 		t.punct("(") || t.punct("[") || t.punct("{") && p.mapAhead()
 }
 
@@ -1042,7 +1053,7 @@ func (p *parser) arg() *Arg {
 		t := p.tok()
 		var part *ArgPart
 		switch {
-		case isPartToken(t) && !t.is(tOp, "#"):
+		case isPartToken(t) && !p.commentHash(t):
 			p.next()
 			part = &ArgPart{Pos: t.pos, EndPos: p.end, Token: t.val}
 			last = t
