@@ -111,16 +111,21 @@ func Parse(name string, src []byte, opts ...Option) (*File, diag.List) {
 
 // onePerLine sorts diags and keeps the first of each line: a second error
 // on a line mostly follows from the first.
+//
+// Of two errors at one place, the first found stays: the scanner's, then
+// the parser's, then the later checks'.
 func onePerLine(diags diag.List) diag.List {
-	diags.Sort()
+	slices.SortStableFunc(diags, func(a, b diag.Diagnostic) int { return a.Span.Start.Offset - b.Span.Start.Offset })
 	line := 0
-	return slices.DeleteFunc(diags, func(d diag.Diagnostic) bool {
+	diags = slices.DeleteFunc(diags, func(d diag.Diagnostic) bool {
 		if d.Span.Start.Line == line {
 			return true
 		}
 		line = d.Span.Start.Line
 		return false
 	})
+	diags.Sort()
+	return diags
 }
 
 // tooDeep finds the first bracket, block or string that nests deeper than

@@ -14,7 +14,9 @@ import (
 )
 
 // TestParseErrors parses in.wf of every testdata/parse/*.txtar archive and
-// compares its diagnostics, one per line, with the archive's want file.
+// compares its diagnostics, one per line followed by a line for each
+// related span, with the archive's want file. Every syntax error of the
+// file is reported, none that follows from another.
 func TestParseErrors(t *testing.T) {
 	files, err := filepath.Glob("testdata/parse/*.txtar")
 	if err != nil {
@@ -35,7 +37,9 @@ func TestParseErrors(t *testing.T) {
 			}
 			var got bytes.Buffer
 			for _, d := range diags {
-				fmt.Fprintln(&got, d)
+				for _, line := range d.Lines() {
+					fmt.Fprintln(&got, line)
+				}
 			}
 			if golden.Update() {
 				setArchiveFile(a, "want", got.Bytes())

@@ -18,6 +18,10 @@ type relatedPos struct {
 	msg      string
 }
 
+// endList unwinds the parser from an item to its list, which ends there:
+// the item starts what comes after the list.
+type endList struct{}
+
 // bailout unwinds the parser from an item that does not parse to the list
 // that holds it, which skips to the item's end and goes on.
 type bailout struct{}
@@ -194,11 +198,27 @@ func (p *parser) list(open *token, item func()) {
 			return
 		}
 		start := p.i
-		p.try(item)
+		if p.tryList(item) {
+			return
+		}
 		if p.i == start {
 			p.next() // an item must move on
 		}
 	}
+}
+
+// tryList runs item under try and reports whether it ended the list.
+func (p *parser) tryList(item func()) (ended bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, is := r.(endList); !is {
+				panic(r)
+			}
+			ended = true
+		}
+	}()
+	p.try(item)
+	return false
 }
 
 // unclosed reports the end of the file where the "}" of open is missing.
@@ -306,7 +326,9 @@ func (p *parser) itemError(t *token, want string) {
 		p.fail(t, "comments start with // or /* */, not #")
 	case t.punct(")") || t.punct("]"):
 		p.fail(t, "unexpected %q (no %q is open)", t.val, map[string]string{")": "(", "]": "["}[t.val])
-	case t.kind == tIdent || t.kind == tArrow || t.kind == tAssign:
+	case t.punct("{"):
+		p.fail(t, `unexpected "{": the "{" of a block or of a node's body goes on the line of its statement`)
+	case t.kind == tIdent && !StartsStatement(t.val) || t.kind == tArrow || t.kind == tAssign:
 		if hint, ok := statementHints[t.val]; ok {
 			p.fail(t, "%s", hint)
 		}
@@ -320,6 +342,13 @@ func (p *parser) workflow() *Workflow {
 	w.Name = p.ident()
 	open := p.expectPunct("{")
 	p.list(open, func() {
+		if t := p.tok(); (t.word("workflow") || t.word("mcp") && p.peek(1).kind == tIdent && p.peek(2).punct("{")) && t.pos.Column == 1 {
+			// The next declaration: this workflow's "}" is missing.
+			if e := p.report(t, `expected "}", found %q`, t.val); e != nil {
+				e.related = append(e.related, relatedPos{pos: open.pos, end: open.end(), msg: `this "{" is not closed`})
+			}
+			panic(endList{})
+		}
 		if m := p.member(); m != nil {
 			w.Members = append(w.Members, m)
 		}
@@ -402,7 +431,7 @@ func startsValue(t *token) bool {
 // and parses the attribute as if the "=" were there. It returns nil when t
 // does not start such a line.
 func (p *parser) missingAssign(t *token) *Attr {
-	if t.kind != tIdent || !startsValue(p.peek(1)) || p.peek(1).word("in") {
+	if t.kind != tIdent || IsKeyword(t.val) || !startsValue(p.peek(1)) || p.peek(1).word("in") {
 		return nil
 	}
 	v := p.peek(1)
@@ -675,6 +704,13 @@ func (p *parser) ifStmt() *If {
 	n.Cond = p.condition()
 	n.Then = p.block()
 	t := p.tok()
+	if t.kind == tIdent && t.pos.Line == p.end.Line && (t.val == "elif" || t.val == "elsif" || t.val == "elseif") {
+		p.report(t, "unknown keyword %q (write \"else if\")", t.val)
+		p.kwAt = p.i
+		n.ElseIf = p.ifStmt()
+		n.EndPos = p.end
+		return n
+	}
 	isElse := t.word("else")
 	if !isElse && t.pos.Line == p.end.Line && (p.peek(1).punct("{") || p.peek(1).word("if")) {
 		if kw, ok := p.keywordTypo(t, []string{"else"}); ok {
@@ -1111,6 +1147,10 @@ func (p *parser) group() *Group {
 	case t.punct(want):
 		p.next()
 		g.Close = want
+	case t.punct("}") && t.pos.Line == open.pos.Line:
+		// A "}" on the line of the bracket: written for the closer.
+		p.next()
+		p.fail(t, "expected %q, found %q", want, t.val)
 	case t.punct("}"):
 		// The "}" of the block around: the bracket was never closed.
 		e := p.report(t, "expected %q, found %q", want, "}")

@@ -202,6 +202,9 @@ type positioned interface {
 // one line without a semicolon between them.
 func checkSeparated[T positioned](p *postParse, list []T) {
 	for i := 1; i < len(list); i++ {
+		if s, ok := any(list[i]).(*Stmt); ok && s.Bad {
+			continue // its syntax error says more
+		}
 		_, prevEnd := list[i-1].span()
 		next, nextEnd := list[i].span()
 		if !p.separated(prevEnd, next) {

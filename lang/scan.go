@@ -391,6 +391,10 @@ func (s *scanner) unexpected(rest string) {
 		msg = "expected a name after \"$\""
 	case r == utf8.RuneError && n == 1:
 		msg = "invalid UTF-8 encoding"
+	case r == '“' || r == '”':
+		msg += ` (strings are written with straight quotes: ")`
+	case r == '‘' || r == '’':
+		msg += ` (strings are written with straight quotes: ' or ")`
 	}
 	s.bad(n, msg)
 }
@@ -509,6 +513,8 @@ func (s *scanner) interp() {
 		s.emit(tPunct, 1)
 	case isDigit(c):
 		s.emit(tNumber, numberLen(rest))
+	case strings.HasPrefix(rest, `"""`) && s.modes[len(s.modes)-2] == modeHeredoc:
+		s.unclosedInterp() // the quotes close the heredoc
 	case c == '"':
 		if n := quotedLen(rest, '"'); n > 0 {
 			s.emit(tIString, n)
