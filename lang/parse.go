@@ -1,12 +1,77 @@
-// Package lang is the syntax of the .wf workflow language: its lexer, its
+// Package lang is the syntax of the .wf workflow language: its scanner, its
 // grammar, the AST with a start and end position on every node, Parse and
 // Format.
 //
 // Parse turns one file's text into a *File and the syntax diagnostics of
-// that file (at most one syntax error, the deepest, since the parser does
-// not recover; a file with a syntax error yields no tree). Format prints a
-// tree back in the one canonical layout, comments kept. The package knows
-// nothing of node kinds or expression semantics: the compiler checks those.
+// that file. It recovers from errors: every syntax error of the file is
+// reported, at most one a line, each at its token, and none that only
+// follows from an earlier one; a statement that does not parse is skipped
+// to its end (a newline or ";" outside brackets, or the "}" of its block)
+// and kept in the tree marked Bad, so the rest of the file is parsed and
+// checked. Format prints a tree back in the one canonical layout, comments
+// kept. The package knows nothing of node kinds or expression semantics:
+// the compiler checks those (WithKinds lets Parse tell a misspelled
+// keyword from a node kind).
+//
+// # Tokens
+//
+// Outside strings the scanner reads, the first rule that matches winning:
+// blanks (space, tab, CR; skipped), newline, label (name:), name
+// ([A-Za-z_][A-Za-z0-9_]*), $name, { } ( ) [ ] ,, """ and " (which open a
+// heredoc or a string), comments (// to the end of the line, /* … */;
+// kept aside), number (42, 1_000, 0x1F, 0o7, 0b1, 2.5, 1e3), ->,
+// operators (?? ?. .. == != <= >= && || ** and - + * / % < > ! ? : . | ^ ~
+// & #), =, ;, 'single-quoted' and `raw` strings. Inside "…": text, escapes
+// (\n, \u00e9, \<< …), < and <<, which opens an interpolation; a newline
+// ends the line and the string with an error. Inside """…""" the same,
+// newlines and " included. Inside << >> the outside tokens without labels,
+// comments and ->, and "…" strings that do not interpolate.
+//
+// # Grammar
+//
+// In EBNF, where NL is a newline, SEP is NL or ";", and "…" a token of that
+// text. Items of a braced list are separated by SEP; a value runs to the
+// end of its line, and goes on to the next line only inside brackets.
+//
+//	File      = { SEP } "wf" Number { Workflow | Server | SEP } .
+//	Workflow  = "workflow" Ident "{" { Member | SEP } "}" .
+//	Server    = "mcp" Ident "{" { Attr | SEP } "}" .
+//	Member    = Tool | "flow" Block | Attr .
+//	Attr      = Ident "=" Expr .
+//	Tool      = "tool" Ident "{" { ToolItem | SEP } "}" .
+//	ToolItem  = Ident [ "=" Expr ] [ Arg ] [ NodeBody ] [ "->" Path ] .
+//	Block     = "{" { Stmt | SEP } "}" .
+//	Stmt      = [ Label { NL } ] ( Set | If | Switch | For | While | Goto | Step
+//	          | Parallel | Try | "end" | "fail" Expr | Node ) .
+//	Set       = "set" ( Assign | "{" { Assign | SEP } "}" ) .
+//	Assign    = Path "=" Expr .
+//	If        = "if" Cond Block [ "else" ( If | Block ) ] .
+//	Switch    = "switch" "{" { Case | SEP } "}" .
+//	Case      = ( "case" Cond | "default" ) Block .
+//	For       = "for" Ident "in" Cond Block .
+//	While     = "while" Cond Block .            (Cond ends with "max" Number)
+//	Goto      = "goto" Ident .
+//	Step      = "step" String Block .
+//	Parallel  = "parallel" "{" { Branch | SEP } "}" .
+//	Branch    = "branch" Ident Block .
+//	Try       = "try" Block "catch" [ Ident ] Block .
+//	Node      = Ident [ Arg ] [ NodeBody ] [ "->" Path ] .  (Ident no statement keyword)
+//	NodeBody  = "{" { Entry | SEP } "}" .
+//	Entry     = Attr | "on" Ident Block .
+//	Path      = Var { "." Ident | "[" Number "]" } .
+//	Expr      = Part { Part } .
+//	Cond      = CondPart { CondPart } .       (no "{" outside brackets)
+//	Arg       = ArgPart { ArgPart } .         ("{" only before a key and ":")
+//	Part      = Token | String | Group .
+//	Token     = Var | Ident | Number | SQString | RawString | Label | Op | "," .
+//	Group     = ( "(" | "[" | "{" ) { Token | String | Group | ";" | "=" | "->" | NL } ( ")" | "]" | "}" ) .
+//	String    = `"` { Text | Escape | "<<" Interp ">>" } `"`
+//	          | `"""` { Text | Escape | "<<" Interp ">>" } `"""` .
+//
+// A keyword (see Keywords) is a name: the grammar matches it by its text.
+// The checks that follow the grammar (post.go) reject a keyword used as a
+// name, an unsupported version, unknown escapes, empty interpolations and
+// two items on one line without ";".
 package lang
 
 import (
