@@ -132,7 +132,13 @@ type Option func(*parser)
 // "while", `sya` is a kind the compiler suggests "say" for). Without it,
 // Parse calls a word a misspelled keyword only where no node could stand.
 func WithKinds(kinds []string) Option {
-	return func(p *parser) { p.kinds = kinds }
+	return func(p *parser) {
+		p.kinds = make(map[string]bool, len(kinds))
+		for _, k := range kinds {
+			p.kinds[k] = true
+		}
+		p.kindList = kinds
+	}
 }
 
 // Parse parses one .wf file. It returns the tree, partial when the file

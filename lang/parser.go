@@ -2,7 +2,6 @@ package lang
 
 import (
 	"fmt"
-	"slices"
 )
 
 // syntaxErr is one syntax error found by the parser.
@@ -33,14 +32,15 @@ type bailout struct{}
 // brackets, or the "}" that closes the list; the list goes on with the
 // next item.
 type parser struct {
-	f     *File
-	toks  []token
-	i     int
-	end   Position // just past the last token consumed
-	kinds []string // the node kinds, when the caller knows them
-	toEOF bool     // a scanner error ran to the end of the file
-	errs  []syntaxErr
-	kwAt  int // index of the keyword of the statement being parsed, -1 if none
+	f        *File
+	toks     []token
+	i        int
+	end      Position        // just past the last token consumed
+	kinds    map[string]bool // the node kinds, when the caller knows them
+	kindList []string
+	toEOF    bool // a scanner error ran to the end of the file
+	errs     []syntaxErr
+	kwAt     int // index of the keyword of the statement being parsed, -1 if none
 }
 
 func (p *parser) tok() *token { return &p.toks[p.i] }
@@ -234,7 +234,7 @@ func (p *parser) unclosed(open *token) {
 // never a typo; when the node kinds are known, a name closer to a kind than
 // to the keyword is left to the compiler, which suggests the kind.
 func (p *parser) keywordTypo(t *token, candidates []string) (string, bool) {
-	if t.kind != tIdent || IsKeyword(t.val) {
+	if t.kind != tIdent || IsKeyword(t.val) || p.kinds[t.val] {
 		return "", false
 	}
 	kw, d, ok := closest(t.val, candidates)
@@ -242,10 +242,7 @@ func (p *parser) keywordTypo(t *token, candidates []string) (string, bool) {
 		return "", false
 	}
 	if p.kinds != nil {
-		if slices.Contains(p.kinds, t.val) {
-			return "", false
-		}
-		if _, kd, near := closest(t.val, p.kinds); near && kd <= d {
+		if _, kd, near := closest(t.val, p.kindList); near && kd <= d {
 			return "", false
 		}
 	}

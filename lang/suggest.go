@@ -24,9 +24,14 @@ func closest(name string, candidates []string) (best string, dist int, ok bool) 
 // distance is the Damerau–Levenshtein distance (optimal string alignment)
 // between a and b, counted in bytes (names are ASCII).
 func distance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
+	var buf [3][33]int // no allocation for names of up to 32 bytes
+	n := len(b) + 1
+	prev2, prev, cur := buf[0][:0], buf[1][:0], buf[2][:0]
+	if n <= len(buf[0]) {
+		prev2, prev, cur = buf[0][:n], buf[1][:n], buf[2][:n]
+	} else {
+		prev2, prev, cur = make([]int, n), make([]int, n), make([]int, n)
+	}
 	for j := range prev {
 		prev[j] = j
 	}
