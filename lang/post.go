@@ -3,6 +3,7 @@ package lang
 import (
 	"reflect"
 	"slices"
+	"sync"
 	"strings"
 
 	"github.com/aguic/aguic/lang/diag"
@@ -36,6 +37,25 @@ func Inspect(node any, f func(node any) bool) {
 
 var positionType = reflect.TypeFor[Position]()
 
+// fieldCache maps an AST struct type to the indexes of its fields that may
+// hold nodes: exported pointers and slices.
+var fieldCache sync.Map
+
+func childFields(t reflect.Type) []int {
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]int)
+	}
+	var out []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.IsExported() && f.Type != positionType && (f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Slice) {
+			out = append(out, i)
+		}
+	}
+	fieldCache.Store(t, out)
+	return out
+}
+
 func inspect(v reflect.Value, f func(any) bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -46,12 +66,8 @@ func inspect(v reflect.Value, f func(any) bool) {
 			return
 		}
 		s := v.Elem()
-		for i := range s.NumField() {
-			field := s.Field(i)
-			if field.Type() == positionType || !s.Type().Field(i).IsExported() {
-				continue
-			}
-			inspect(field, f)
+		for _, i := range childFields(s.Type()) {
+			inspect(s.Field(i), f)
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
