@@ -41,6 +41,9 @@ type parser struct {
 	toEOF    bool // a scanner error ran to the end of the file
 	errs     []syntaxErr
 	kwAt     int // index of the keyword of the statement being parsed, -1 if none
+	// badStmt is set by an error the parser goes on after: the statement
+	// being parsed is parsed to its end, then marked Bad.
+	badStmt bool
 }
 
 func (p *parser) tok() *token { return &p.toks[p.i] }
@@ -483,7 +486,14 @@ func (p *parser) block() *Block {
 	b := &Block{Pos: open.pos}
 	p.list(open, func() {
 		s := &Stmt{Pos: p.tok().pos}
-		if !p.try(func() { p.stmt(s) }) {
+		outer := p.badStmt
+		p.badStmt = false
+		ok := p.try(func() { p.stmt(s) })
+		if ok && p.badStmt {
+			*s = Stmt{Pos: s.Pos, EndPos: s.EndPos, Label: s.Label, Bad: true}
+		}
+		p.badStmt = outer
+		if !ok {
 			s.Bad = true
 			s.EndPos = p.end
 			if s.EndPos.Offset < s.Pos.Offset {
@@ -690,7 +700,16 @@ func (p *parser) path() *Path {
 func (p *parser) condition() *Cond {
 	c := p.cond()
 	if t := p.tok(); t.kind == tAssign && !p.peek(1).is(tOp, ">") {
-		p.fail(t, `unexpected "=" in a condition (did you mean "=="?)`)
+		// Read on as if it were "==", so the blocks after are parsed.
+		p.report(t, `unexpected "=" in a condition (did you mean "=="?)`)
+		p.badStmt = true
+		p.next()
+		if p.tok().punct("{") {
+			return c
+		}
+		rest := p.cond()
+		c.Parts = append(c.Parts, rest.Parts...)
+		c.EndPos = rest.EndPos
 	}
 	return c
 }

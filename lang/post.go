@@ -3,8 +3,8 @@ package lang
 import (
 	"reflect"
 	"slices"
-	"sync"
 	"strings"
+	"sync"
 
 	"github.com/aguic/aguic/lang/diag"
 )
