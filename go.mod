@@ -3,7 +3,6 @@ module github.com/aguic/aguic
 go 1.26.8
 
 require (
-	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/anthropics/anthropic-sdk-go v1.84.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/dgraph-io/badger/v4 v4.9.6

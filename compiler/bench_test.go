@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -99,14 +100,17 @@ workflow %[1]s {
 	return srcs, lines
 }
 
-var writeCorpus = flag.String("write-corpus", "", "write the benchmark corpus as .wf files into this directory")
+var (
+	writeCorpus = flag.String("write-corpus", "", "write the benchmark corpus as .wf files into this directory")
+	corpusLines = flag.Int("corpus-lines", 10_000, "the lines of the corpus -write-corpus writes, at least")
+)
 
 // TestCorpusChecks keeps the benchmark honest: the corpus must compile
 // without a diagnostic, so the benchmark measures a full parse and check.
 func TestCorpusChecks(t *testing.T) {
-	srcs, lines := corpus(10_000)
-	if lines < 10_000 {
-		t.Fatalf("corpus has %d lines, want at least 10000", lines)
+	srcs, lines := corpus(*corpusLines)
+	if lines < *corpusLines {
+		t.Fatalf("corpus has %d lines, want at least %d", lines, *corpusLines)
 	}
 	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
 	if len(diags) > 0 || prog == nil {
@@ -130,8 +134,25 @@ func TestCorpusChecks(t *testing.T) {
 
 // BenchmarkCheckCorpus parses and checks a generated corpus of 10,000+
 // lines in one Compile call, as `aguic check` does.
-func BenchmarkCheckCorpus(b *testing.B) {
-	srcs, lines := corpus(10_000)
+func BenchmarkCheckCorpus(b *testing.B) { benchCorpus(b, 10_000) }
+
+// BenchmarkCheckCorpus100k checks a corpus of 100,000+ lines, and reports
+// the heap in use once the program is built, per line of source.
+func BenchmarkCheckCorpus100k(b *testing.B) {
+	benchCorpus(b, 100_000)
+	srcs, lines := corpus(100_000)
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	prog, _ := compiler.Compile(stdlib.Registry(), srcs...)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(prog)
+	b.ReportMetric(float64(after.HeapInuse-min(before.HeapInuse, after.HeapInuse))/float64(lines), "heap-B/line")
+}
+
+func benchCorpus(b *testing.B, minLines int) {
+	srcs, lines := corpus(minLines)
 	reg := stdlib.Registry()
 	bytes := 0
 	for _, s := range srcs {

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/aguic/aguic/lang"
@@ -118,9 +119,10 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	}
 	locks, lockDiags := readLocks(lockSrcs)
 	parsed := make([]*fileCompiler, len(wfSrcs))
+	kinds := reg.KindNames()
 	forEach(len(wfSrcs), func(i int) {
 		text := wfSrcs[i].Text
-		f, diags := lang.Parse(wfSrcs[i].Name, text)
+		f, diags := lang.Parse(wfSrcs[i].Name, text, lang.WithKinds(kinds))
 		parsed[i] = &fileCompiler{shared: sh, src: text, file: diag.NewFile(wfSrcs[i].Name, text), ast: f, diags: diags}
 	})
 
@@ -144,13 +146,15 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	}
 	sh.workflowIDs = ids
 	for _, fc := range parsed {
-		sh.parseFailed = sh.parseFailed || fc.ast == nil
+		sh.parseFailed = sh.parseFailed || fc.ast == nil || fc.ast.Lost
 	}
 	servers := sh.declareServers(parsed, locks)
 
 	forEach(len(parsed), func(i int) {
-		if parsed[i].ast != nil {
-			parsed[i].compile()
+		if fc := parsed[i]; fc.ast != nil {
+			syntax := len(fc.diags)
+			fc.compile()
+			fc.diags = afterSyntaxErrors(fc.ast, fc.diags[:syntax], fc.diags[syntax:])
 		}
 	})
 
@@ -190,6 +194,58 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		return 0
 	})
 	return prog, all
+}
+
+// afterSyntaxErrors returns the syntax diagnostics of file followed by its
+// other diagnostics, less those that may only follow from text that did
+// not parse: in a workflow or MCP server with a syntax error, a check that
+// something is missing, unreachable or never written may be wrong, since
+// the text that did not parse may hold it. Checks of what did parse stay.
+func afterSyntaxErrors(file *lang.File, syntax, others diag.List) diag.List {
+	if !slices.ContainsFunc(syntax, func(d diag.Diagnostic) bool { return d.Code == lang.CodeSyntax }) {
+		return append(syntax, others...)
+	}
+	var broken [][2]int // offsets of the declarations with a syntax error
+	for _, d := range file.Decls() {
+		var pos, end lang.Position
+		switch d := d.(type) {
+		case *lang.Workflow:
+			pos, end = d.Pos, d.EndPos
+		case *lang.Server:
+			pos, end = d.Pos, d.EndPos
+		}
+		for _, e := range syntax {
+			if (e.Code == lang.CodeSyntax || e.Code == lang.CodeDepth) && e.Span.Start.Offset >= pos.Offset && e.Span.Start.Offset <= end.Offset {
+				broken = append(broken, [2]int{pos.Offset, end.Offset})
+				break
+			}
+		}
+	}
+	out := syntax
+	for _, d := range others {
+		at := d.Span.Start.Offset
+		inBroken := slices.ContainsFunc(broken, func(r [2]int) bool { return r[0] <= at && at <= r[1] })
+		if inBroken && mayFollowFromSyntax(d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// mayFollowFromSyntax reports whether d says that something is missing,
+// unreachable or never written: what text that did not parse may hold.
+func mayFollowFromSyntax(d diag.Diagnostic) bool {
+	switch d.Code {
+	case CodeMissingKey, CodeMissingHandler, CodeUndefinedLabel, CodeUnreachable,
+		CodeToolShape, CodeParallelEmpty, CodeUnwrittenRoot, CodeServerDecl:
+		return true
+	case CodeFlow:
+		return strings.Contains(d.Message, "has no flow")
+	case CodeSwitch:
+		return strings.Contains(d.Message, "needs a default")
+	}
+	return false
 }
 
 // forEach runs fn(0…n-1) on up to GOMAXPROCS goroutines.

@@ -12,7 +12,6 @@ import (
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/vm"
-	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/builtin"
@@ -87,7 +86,7 @@ func (e env) with(local string) env {
 
 // syntax is the shape of a written value, whichever grammar node holds it.
 type syntax struct {
-	pos, end lexer.Position
+	pos, end lang.Position
 	single   *lang.String   // the value is exactly one string literal
 	strings  []*lang.String // every string literal inside, in order
 	tokens   []string       // the top-level tokens; "" for strings and groups
@@ -95,7 +94,7 @@ type syntax struct {
 
 // makeSyntax describes the n parts of a value; part returns the token or
 // the string literal of part i, and strings every literal inside.
-func makeSyntax(pos, end lexer.Position, n int, part func(i int) (string, *lang.String), strings []*lang.String) syntax {
+func makeSyntax(pos, end lang.Position, n int, part func(i int) (string, *lang.String), strings []*lang.String) syntax {
 	s := syntax{pos: pos, end: end, strings: strings}
 	for i := range n {
 		token, _ := part(i)

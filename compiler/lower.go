@@ -159,6 +159,14 @@ func (l *lowerer) stmt(st *lang.Stmt, id string, sc *scope, next string) string 
 		return &vm.Node{ID: id, Kind: kind, Label: labelName, Span: span}
 	}
 	switch {
+	case st.Bad:
+		// A statement that did not parse (its syntax error is reported):
+		// a node that goes on, so the flow around it is checked as written.
+		n := node(vm.KindSet)
+		n.Edges = []vm.Edge{{Label: vm.EdgeNext, To: next}}
+		l.add(n, sc)
+		return id
+
 	case st.Set != nil:
 		n := node(vm.KindSet)
 		for _, a := range st.Set.Assigns {

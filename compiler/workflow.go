@@ -7,7 +7,6 @@ import (
 	"github.com/aguic/aguic/lang"
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/vm"
-	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // workflowAttrs are the attributes a workflow block accepts.
@@ -16,7 +15,7 @@ var workflowAttrs = []string{"title", "description", "conversation", "busy"}
 // toolAttrs are the attributes a tool block accepts.
 var toolAttrs = []string{"description", "parameters", "result"}
 
-func (c *fileCompiler) span(pos, end lexer.Position) diag.Span {
+func (c *fileCompiler) span(pos, end lang.Position) diag.Span {
 	return lang.SpanOf(c.file.Name, pos, end)
 }
 

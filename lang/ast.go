@@ -1,279 +1,285 @@
 package lang
 
-import "github.com/alecthomas/participle/v2/lexer"
-
 // The AST. Every node carries Pos (its first token) and EndPos (just past
-// its last token), filled in by the parser; Span converts them. The struct
-// tags are the grammar: participle reads them.
+// its last token), filled in by the parser; SpanOf converts them. The
+// grammar is in the package documentation.
 
 // File is one .wf source file: workflows and MCP server declarations, in
 // any order (Decls gives them in source order).
 type File struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Version   *Version    `parser:"( Newline | Semi )* @@"`
-	Workflows []*Workflow `parser:"( @@"`
-	Servers   []*Server   `parser:"| @@ | Newline | Semi )*"`
+	Version   *Version
+	Workflows []*Workflow
+	Servers   []*Server
 
-	Name     string     `parser:""` // the file name given to Parse
-	Comments []*Comment `parser:""` // every comment, in source order
+	Name     string     // the file name given to Parse
+	Comments []*Comment // every comment, in source order
+
+	// Lost is set when text outside any workflow or server did not parse,
+	// so a declaration may be missing from the tree.
+	Lost bool
 }
 
 // Comment is a // or /* */ comment, kept beside the tree for the formatter.
 type Comment struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 	Text   string
 }
 
 // Version is the required first line `wf 1`.
 type Version struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Number string `parser:"\"wf\" @Number"`
+	Number string
 }
 
 // Ident is a name with its position.
 type Ident struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name string `parser:"@Ident"`
+	Name string
 }
 
 // Workflow is a `workflow id { … }` block.
 type Workflow struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name    *Ident    `parser:"\"workflow\" @@ \"{\""`
-	Members []*Member `parser:"( @@ | Newline | Semi )* \"}\""`
+	Name    *Ident
+	Members []*Member
 }
 
 // Server is a top-level `mcp name { key = value … }` declaration of an
 // MCP server whose tools workflows use. Its body holds attributes only.
 type Server struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name  *Ident  `parser:"\"mcp\" @@ \"{\""`
-	Attrs []*Attr `parser:"( @@ | Newline | Semi )* \"}\""`
+	Name  *Ident
+	Attrs []*Attr
 }
 
 // Member is one entry of a workflow: an attribute, a tool or the flow.
 type Member struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Tool *Tool  `parser:"( @@"`
-	Flow *Block `parser:"| \"flow\" @@"`
-	Attr *Attr  `parser:"| @@ )"`
+	Tool *Tool
+	Flow *Block
+	Attr *Attr
 }
 
 // Attr is `name = value`.
 type Attr struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name  *Ident `parser:"@@ Assign"`
-	Value *Expr  `parser:"@@"`
+	Name  *Ident
+	Value *Expr
 }
 
 // Tool is a `tool name { … }` declaration of a backend tool.
 type Tool struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name  *Ident      `parser:"\"tool\" @@ \"{\""`
-	Items []*ToolItem `parser:"( @@ | Newline | Semi )* \"}\""`
+	Name  *Ident
+	Items []*ToolItem
 }
 
 // ToolItem is an attribute of a tool (`description = …`) or its
 // implementation statement (`http GET "…"`, `call other`). The grammar
 // accepts any mix; the compiler tells them apart.
 type ToolItem struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name  *Ident    `parser:"@@"`
-	Value *Expr     `parser:"( Assign @@ )?"`
-	Arg   *Arg      `parser:"@@?"`
-	Body  *NodeBody `parser:"@@?"`
-	Out   *Path     `parser:"( Arrow @@ )?"`
+	Name  *Ident
+	Value *Expr
+	Arg   *Arg
+	Body  *NodeBody
+	Out   *Path
 }
 
 // Block is `{ statements }`.
 type Block struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Stmts []*Stmt `parser:"\"{\" ( @@ | Newline | Semi )* \"}\""`
+	Stmts []*Stmt
 }
 
 // Stmt is one statement, optionally labelled.
 type Stmt struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Label    *Label    `parser:"@@?"`
-	Node     *Node     `parser:"( (?! \"set\" | \"if\" | \"switch\" | \"for\" | \"while\" | \"goto\" | \"step\" | \"parallel\" | \"try\" | \"end\" | \"fail\" | \"else\" | \"case\" | \"default\" | \"branch\" | \"catch\" | \"on\" ) @@"`
-	Set      *Set      `parser:"| @@"`
-	If       *If       `parser:"| @@"`
-	Switch   *Switch   `parser:"| @@"`
-	For      *For      `parser:"| @@"`
-	While    *While    `parser:"| @@"`
-	Goto     *Goto     `parser:"| @@"`
-	Step     *Step     `parser:"| @@"`
-	Parallel *Parallel `parser:"| @@"`
-	Try      *Try      `parser:"| @@"`
-	End      *End      `parser:"| @@"`
-	Fail     *Fail     `parser:"| @@ )"`
+	Label    *Label
+	Node     *Node
+	Set      *Set
+	If       *If
+	Switch   *Switch
+	For      *For
+	While    *While
+	Goto     *Goto
+	Step     *Step
+	Parallel *Parallel
+	Try      *Try
+	End      *End
+	Fail     *Fail
+
+	// Bad marks a statement that did not parse: it has no form, only its
+	// label when it had one, and its syntax error was reported.
+	Bad bool
 }
 
 // Label is `name:` before a statement.
 type Label struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Text string `parser:"@Label Newline*"` // with the colon; see Name
+	Text string // with the colon; see Name
 }
 
 // Set is `set $path = value` or `set { $a = 1; $b = 2 }`.
 type Set struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Group   bool      `parser:"\"set\" ( @\"{\""`
-	Assigns []*Assign `parser:"( @@ | Newline | Semi )* \"}\" | @@ )"`
+	Group   bool
+	Assigns []*Assign
 }
 
 // Assign is `$path = value`.
 type Assign struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Path  *Path `parser:"@@ Assign"`
-	Value *Expr `parser:"@@"`
+	Path  *Path
+	Value *Expr
 }
 
 // If is `if cond { } else if cond { } else { }`.
 type If struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Cond   *Cond  `parser:"\"if\" @@"`
-	Then   *Block `parser:"@@"`
-	ElseIf *If    `parser:"( \"else\" ( @@"`
-	Else   *Block `parser:"| @@ ) )?"`
+	Cond   *Cond
+	Then   *Block
+	ElseIf *If
+	Else   *Block
 }
 
 // Switch is `switch { case cond { } … default { } }`.
 type Switch struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Cases []*Case `parser:"\"switch\" \"{\" ( @@ | Newline | Semi )* \"}\""`
+	Cases []*Case
 }
 
 // Case is one `case cond { }` or `default { }` of a switch.
 type Case struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Default bool   `parser:"( @\"default\""`
-	Cond    *Cond  `parser:"| \"case\" @@ )"`
-	Body    *Block `parser:"@@"`
+	Default bool
+	Cond    *Cond
+	Body    *Block
 }
 
 // For is `for x in list { }`.
 type For struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Var  *Ident `parser:"\"for\" @@ \"in\""`
-	Iter *Cond  `parser:"@@"`
-	Body *Block `parser:"@@"`
+	Var  *Ident
+	Iter *Cond
+	Body *Block
 }
 
 // While is `while cond max N { }`. The parser splits a trailing `max N`
 // off the condition into Max.
 type While struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Cond *Cond  `parser:"\"while\" @@"`
-	Body *Block `parser:"@@"`
+	Cond *Cond
+	Body *Block
 
-	Max *Max `parser:""`
+	Max *Max
 }
 
 // Max is the `max N` bound of a while loop.
 type Max struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 	Value  string
 }
 
 // Goto is `goto label`.
 type Goto struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Target *Ident `parser:"\"goto\" @@"`
+	Target *Ident
 }
 
 // Step is `step "name" { }`.
 type Step struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name *String `parser:"\"step\" @@"`
-	Body *Block  `parser:"@@"`
+	Name *String
+	Body *Block
 }
 
 // Parallel is `parallel { branch a { } branch b { } }`.
 type Parallel struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Branches []*Branch `parser:"\"parallel\" \"{\" ( @@ | Newline | Semi )* \"}\""`
+	Branches []*Branch
 }
 
 // Branch is one `branch name { }` of a parallel.
 type Branch struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name *Ident `parser:"\"branch\" @@"`
-	Body *Block `parser:"@@"`
+	Name *Ident
+	Body *Block
 }
 
 // Try is `try { } catch e { }`.
 type Try struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Body  *Block `parser:"\"try\" @@ \"catch\""`
-	Var   *Ident `parser:"@@?"`
-	Catch *Block `parser:"@@"`
+	Body  *Block
+	Var   *Ident
+	Catch *Block
 }
 
 // End is `end`.
 type End struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Keyword string `parser:"@\"end\""`
+	Keyword string
 }
 
 // Fail is `fail "message"`.
 type Fail struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Message *Expr `parser:"\"fail\" @@"`
+	Message *Expr
 }
 
 // Node is the generic node statement:
@@ -281,57 +287,57 @@ type Fail struct {
 // The word, if the kind takes one, is the first part of Arg; the compiler
 // splits it off with the kind's declaration in hand.
 type Node struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Kind *Ident    `parser:"@@"`
-	Arg  *Arg      `parser:"@@?"`
-	Body *NodeBody `parser:"@@?"`
-	Out  *Path     `parser:"( Arrow @@ )?"`
+	Kind *Ident
+	Arg  *Arg
+	Body *NodeBody
+	Out  *Path
 }
 
 // NodeBody is the `{ … }` of a node: keys and handlers.
 type NodeBody struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Entries []*Entry `parser:"\"{\" ( @@ | Newline | Semi )* \"}\""`
+	Entries []*Entry
 }
 
 // Entry is `key = value` or `on name { statements }`.
 type Entry struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Key     *Attr    `parser:"( @@"`
-	Handler *Handler `parser:"| @@ )"`
+	Key     *Attr
+	Handler *Handler
 }
 
 // Handler is `on name { statements }`.
 type Handler struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name *Ident `parser:"\"on\" @@"`
-	Body *Block `parser:"@@"`
+	Name *Ident
+	Body *Block
 }
 
 // Path is a context path: $root.key[0].key.
 type Path struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Root string     `parser:"@Var"`
-	Keys []*PathKey `parser:"@@*"`
+	Root string
+	Keys []*PathKey
 }
 
 // PathKey is one step of a path: `.name` or `[index]`.
 type PathKey struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Name  string `parser:"  \".\" @Ident"`
-	Index string `parser:"| \"[\" @Number \"]\""`
+	Name  string
+	Index string
 }
 
 // Expr is a value as written: a run of tokens with balanced brackets that
@@ -339,20 +345,20 @@ type PathKey struct {
 // compiler hands its text to expr, or treats it as a template when it is a
 // single string literal.
 type Expr struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Parts []*Part `parser:"@@+"`
+	Parts []*Part
 }
 
 // Cond is an Expr that may not hold braces outside brackets, so the block
 // that follows a condition, a list or an argument is not taken for a map.
 // Write `if x == ({a: 1}) { … }` for a map literal there.
 type Cond struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Parts []*CondPart `parser:"@@+"`
+	Parts []*CondPart
 }
 
 // Arg is the positional argument of a node: like a Cond, but a brace
@@ -360,157 +366,157 @@ type Cond struct {
 // `output {answer: $a}` works while `say "x" { role = "user" }` still has
 // a body: a node body never starts with a key and a colon.
 type Arg struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Parts []*ArgPart `parser:"@@+"`
+	Parts []*ArgPart
 }
 
 // ArgPart is one token or bracketed group of an Arg.
 type ArgPart struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Token string    `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
-	Str   *String   `parser:"| @@"`
-	Group *ArgGroup `parser:"| @@"`
+	Token string
+	Str   *String
+	Group *ArgGroup
 }
 
 // ArgGroup is a Group of an Arg: a brace opens one only before a key.
 type ArgGroup struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Open  string       `parser:"( @( \"(\" | \"[\" ) | @\"{\" (?= Newline* ( Label | StrOpen | SQString | Ident \":\" | Number \":\" ) ) )"`
-	Inner []*InnerPart `parser:"( Newline | @@ )*"`
-	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
+	Open  string
+	Inner []*InnerPart
+	Close string
 }
 
 // Part is one token or bracketed group of an Expr.
 type Part struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Token string  `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
-	Str   *String `parser:"| @@"`
-	Group *Group  `parser:"| @@"`
+	Token string
+	Str   *String
+	Group *Group
 }
 
 // CondPart is one token or bracketed group of a Cond.
 type CondPart struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Token string     `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" )"`
-	Str   *String    `parser:"| @@"`
-	Group *CondGroup `parser:"| @@"`
+	Token string
+	Str   *String
+	Group *CondGroup
 }
 
 // Group is `( … )`, `[ … ]` or `{ … }` in an expression. Inside brackets
 // newlines are allowed. The parser checks that Close matches Open.
 type Group struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Open  string       `parser:"@( \"(\" | \"[\" | \"{\" )"`
-	Inner []*InnerPart `parser:"( Newline | @@ )*"`
-	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
+	Open  string
+	Inner []*InnerPart
+	Close string
 }
 
 // CondGroup is a Group that opens with a parenthesis or a bracket.
 type CondGroup struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Open  string       `parser:"@( \"(\" | \"[\" )"`
-	Inner []*InnerPart `parser:"( Newline | @@ )*"`
-	Close string       `parser:"@( \")\" | \"]\" | \"}\" )"`
+	Open  string
+	Inner []*InnerPart
+	Close string
 }
 
 // InnerPart is one token or group inside brackets.
 type InnerPart struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Token string  `parser:"  @( Var | Ident | Number | SQString | RawString | Label | Op | \",\" | Semi | Assign | Arrow )"`
-	Str   *String `parser:"| @@"`
-	Group *Group  `parser:"| @@"`
+	Token string
+	Str   *String
+	Group *Group
 }
 
 // String is a "…" or """…""" literal with <<expr>> interpolations.
 type String struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Heredoc bool       `parser:"( @HeredocOpen"`
-	Parts   []*StrPart `parser:"@@* HeredocClose | StrOpen @@* StrClose )"`
+	Heredoc bool
+	Parts   []*StrPart
 }
 
 // StrPart is literal text, an escape sequence, or an interpolation.
 type StrPart struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Text   string  `parser:"@( Chars | HChars | Lt | Quote )"`
-	Escape string  `parser:"| @Escaped"`
-	Interp *Interp `parser:"| InterpOpen @@ InterpClose"`
+	Text   string
+	Escape string
+	Interp *Interp
 }
 
 // Interp is the expression between << and >>.
 type Interp struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	Pos    Position
+	EndPos Position
 
-	Tokens []string `parser:"@( Var | Ident | Number | IString | SQString | RawString | Op | Punct | Assign | Semi )*"`
+	Tokens []string
 }
 
-func (n *File) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Comment) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
-func (n *Version) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
-func (n *Ident) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *Workflow) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *Server) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *Member) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *Attr) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Tool) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *ToolItem) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *Block) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *Stmt) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Label) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *Set) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *Assign) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *If) span() (lexer.Position, lexer.Position)        { return n.Pos, n.EndPos }
-func (n *Switch) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *Case) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *For) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *While) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *Max) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *Goto) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Step) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Parallel) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *Branch) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *Try) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *End) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *Fail) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Node) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *NodeBody) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *Entry) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *Handler) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
-func (n *Path) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Expr) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Cond) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *Part) span() (lexer.Position, lexer.Position)      { return n.Pos, n.EndPos }
-func (n *CondPart) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *Group) span() (lexer.Position, lexer.Position)     { return n.Pos, n.EndPos }
-func (n *CondGroup) span() (lexer.Position, lexer.Position) { return n.Pos, n.EndPos }
-func (n *InnerPart) span() (lexer.Position, lexer.Position) { return n.Pos, n.EndPos }
-func (n *String) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *StrPart) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
-func (n *Interp) span() (lexer.Position, lexer.Position)    { return n.Pos, n.EndPos }
-func (n *Arg) span() (lexer.Position, lexer.Position)       { return n.Pos, n.EndPos }
-func (n *ArgPart) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
-func (n *ArgGroup) span() (lexer.Position, lexer.Position)  { return n.Pos, n.EndPos }
-func (n *PathKey) span() (lexer.Position, lexer.Position)   { return n.Pos, n.EndPos }
+func (n *File) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Comment) span() (Position, Position)   { return n.Pos, n.EndPos }
+func (n *Version) span() (Position, Position)   { return n.Pos, n.EndPos }
+func (n *Ident) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *Workflow) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *Server) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *Member) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *Attr) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Tool) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *ToolItem) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *Block) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *Stmt) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Label) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *Set) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *Assign) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *If) span() (Position, Position)        { return n.Pos, n.EndPos }
+func (n *Switch) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *Case) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *For) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *While) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *Max) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *Goto) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Step) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Parallel) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *Branch) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *Try) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *End) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *Fail) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Node) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *NodeBody) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *Entry) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *Handler) span() (Position, Position)   { return n.Pos, n.EndPos }
+func (n *Path) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Expr) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Cond) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *Part) span() (Position, Position)      { return n.Pos, n.EndPos }
+func (n *CondPart) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *Group) span() (Position, Position)     { return n.Pos, n.EndPos }
+func (n *CondGroup) span() (Position, Position) { return n.Pos, n.EndPos }
+func (n *InnerPart) span() (Position, Position) { return n.Pos, n.EndPos }
+func (n *String) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *StrPart) span() (Position, Position)   { return n.Pos, n.EndPos }
+func (n *Interp) span() (Position, Position)    { return n.Pos, n.EndPos }
+func (n *Arg) span() (Position, Position)       { return n.Pos, n.EndPos }
+func (n *ArgPart) span() (Position, Position)   { return n.Pos, n.EndPos }
+func (n *ArgGroup) span() (Position, Position)  { return n.Pos, n.EndPos }
+func (n *PathKey) span() (Position, Position)   { return n.Pos, n.EndPos }
 
 // Decls returns the file's workflows (*Workflow) and MCP server
 // declarations (*Server) in source order.

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/aguic/aguic/lang/diag"
-	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // Format prints f, parsed from src, in the one canonical layout: `wf 1`
@@ -162,7 +161,7 @@ func (p *printer) ownComments(limit int) {
 }
 
 // lead places the comments before a list item at pos and starts its line.
-func (p *printer) lead(pos lexer.Position) {
+func (p *printer) lead(pos Position) {
 	p.ownComments(pos.Offset)
 	p.startLine(pos.Offset, p.blankBefore(pos.Line))
 	if p.cur.blank {
@@ -276,7 +275,7 @@ func (p *printer) verbatim(node positioned) {
 }
 
 // verbatimSpan prints src[pos:end], a part of node, as written.
-func (p *printer) verbatimSpan(node any, pos, end lexer.Position) {
+func (p *printer) verbatimSpan(node any, pos, end Position) {
 	p.place(pos.Offset)
 	p.write(p.reindent(node, pos.Offset, end.Offset), true)
 	for p.ci < len(p.comments) && p.comments[p.ci].Pos.Offset < end.Offset {
@@ -332,8 +331,8 @@ func (p *printer) codeNewlines(node any, start, end int) []int {
 	}
 	Inspect(node, func(n any) bool {
 		v := reflect.ValueOf(n).Elem()
-		pos, _ := v.FieldByName("Pos").Interface().(lexer.Position)
-		endPos, _ := v.FieldByName("EndPos").Interface().(lexer.Position)
+		pos, _ := v.FieldByName("Pos").Interface().(Position)
+		endPos, _ := v.FieldByName("EndPos").Interface().(Position)
 		span := [2]int{pos.Offset, endPos.Offset}
 		if _, ok := n.(*String); ok {
 			protected = append(protected, span)
@@ -604,7 +603,7 @@ func (p *printer) stmt(s *Stmt) {
 		pos := s.Pos
 		if l := s.Label; l != nil {
 			off := p.next(l.Pos.Offset + len(l.Text))
-			pos = lexer.Position{Offset: off, Line: p.lineOf(off)}
+			pos = Position{Offset: off, Line: p.lineOf(off)}
 		}
 		p.verbatimSpan(s, pos, s.EndPos)
 	}

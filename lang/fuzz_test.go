@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/aguic/aguic/lang"
-	"github.com/alecthomas/participle/v2/lexer"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -30,30 +29,37 @@ func addSeeds(f *testing.F) {
 	}
 }
 
-// FuzzParse checks that Parse never panics, that every diagnostic points
-// into the file and that every node of a tree lies inside the file.
+// FuzzParse checks that Parse never panics nor loops, that it always
+// returns a tree (partial on a syntax error), that every diagnostic points
+// into the file, at most one a line, and that every node of the tree lies
+// inside the file.
 func FuzzParse(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, src []byte) {
 		file, diags := lang.Parse("fuzz.wf", src)
+		if file == nil {
+			t.Fatal("no tree")
+		}
 		lines := bytes.Count(src, []byte("\n")) + 1
+		seen := map[int]bool{}
 		for _, d := range diags {
 			for _, p := range []int{d.Span.Start.Line, d.Span.End.Line} {
 				if p < 1 || p > lines {
 					t.Errorf("diagnostic %v: line %d outside 1..%d", d, p, lines)
 				}
 			}
-		}
-		if file == nil {
-			if !diags.HasErrors() {
-				t.Fatal("no tree and no error")
+			if d.Span.Start.Offset < 0 || d.Span.End.Offset > len(src) || d.Span.Start.Offset > d.Span.End.Offset {
+				t.Errorf("diagnostic %v: spans %d..%d, outside 0..%d or reversed", d, d.Span.Start.Offset, d.Span.End.Offset, len(src))
 			}
-			return
+			if seen[d.Span.Start.Line] {
+				t.Errorf("two diagnostics on line %d: %v", d.Span.Start.Line, diags)
+			}
+			seen[d.Span.Start.Line] = true
 		}
 		lang.Inspect(file, func(n any) bool {
 			v := reflect.ValueOf(n).Elem()
-			pos := v.FieldByName("Pos").Interface().(lexer.Position)
-			end := v.FieldByName("EndPos").Interface().(lexer.Position)
+			pos := v.FieldByName("Pos").Interface().(lang.Position)
+			end := v.FieldByName("EndPos").Interface().(lang.Position)
 			if pos.Offset < 0 || end.Offset > len(src) || pos.Offset > end.Offset {
 				t.Errorf("%T spans %d..%d, outside 0..%d or reversed", n, pos.Offset, end.Offset, len(src))
 			}

@@ -14,7 +14,9 @@ import (
 )
 
 // TestParseErrors parses in.wf of every testdata/parse/*.txtar archive and
-// compares its diagnostics, one per line, with the archive's want file.
+// compares its diagnostics, one per line followed by a line for each
+// related span, with the archive's want file. Every syntax error of the
+// file is reported, none that follows from another.
 func TestParseErrors(t *testing.T) {
 	files, err := filepath.Glob("testdata/parse/*.txtar")
 	if err != nil {
@@ -30,12 +32,14 @@ func TestParseErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			f, diags := lang.Parse("in.wf", archiveFile(t, a, "in.wf"))
-			if f != nil || !diags.HasErrors() {
-				t.Errorf("in.wf parsed without errors")
+			if f == nil || !diags.HasErrors() {
+				t.Errorf("in.wf parsed without errors, or without a tree")
 			}
 			var got bytes.Buffer
 			for _, d := range diags {
-				fmt.Fprintln(&got, d)
+				for _, line := range d.Lines() {
+					fmt.Fprintln(&got, line)
+				}
 			}
 			if golden.Update() {
 				setArchiveFile(a, "want", got.Bytes())
@@ -63,8 +67,8 @@ func TestParseDepth(t *testing.T) {
 		t.Errorf("nesting %d levels: %v", lang.MaxDepth, diags.Err())
 	}
 	f, diags := lang.Parse("deep.wf", nested(lang.MaxDepth+1))
-	if f != nil || len(diags) != 1 {
-		t.Fatalf("nesting %d levels: got tree %v and %d diagnostics, want one error", lang.MaxDepth+1, f != nil, len(diags))
+	if f == nil || len(diags) != 1 {
+		t.Fatalf("nesting %d levels: got tree %v and %d diagnostics, want a tree and one error", lang.MaxDepth+1, f != nil, len(diags))
 	}
 	// The first bracket is in column 14; the one past MaxDepth is reported.
 	col := 14 + lang.MaxDepth - 2

@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/aguic/aguic/lang/diag"
-	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // Name returns the label without its colon.
@@ -20,7 +20,7 @@ func (l *Label) NameSpan(file string) diag.Span {
 }
 
 // SpanOf converts a start and an end position into a span of file.
-func SpanOf(file string, pos, end lexer.Position) diag.Span {
+func SpanOf(file string, pos, end Position) diag.Span {
 	return diag.Span{
 		File:  file,
 		Start: diag.Pos{Offset: pos.Offset, Line: pos.Line, Col: pos.Column},
@@ -35,7 +35,26 @@ func Inspect(node any, f func(node any) bool) {
 	inspect(reflect.ValueOf(node), f)
 }
 
-var positionType = reflect.TypeFor[lexer.Position]()
+var positionType = reflect.TypeFor[Position]()
+
+// fieldCache maps an AST struct type to the indexes of its fields that may
+// hold nodes: exported pointers and slices.
+var fieldCache sync.Map
+
+func childFields(t reflect.Type) []int {
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]int)
+	}
+	var out []int
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.IsExported() && f.Type != positionType && (f.Type.Kind() == reflect.Pointer || f.Type.Kind() == reflect.Slice) {
+			out = append(out, i)
+		}
+	}
+	fieldCache.Store(t, out)
+	return out
+}
 
 func inspect(v reflect.Value, f func(any) bool) {
 	switch v.Kind() {
@@ -47,12 +66,8 @@ func inspect(v reflect.Value, f func(any) bool) {
 			return
 		}
 		s := v.Elem()
-		for i := range s.NumField() {
-			field := s.Field(i)
-			if field.Type() == positionType || !s.Type().Field(i).IsExported() {
-				continue
-			}
-			inspect(field, f)
+		for _, i := range childFields(s.Type()) {
+			inspect(s.Field(i), f)
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
@@ -61,8 +76,7 @@ func inspect(v reflect.Value, f func(any) bool) {
 	}
 }
 
-// postParse checks what the grammar cannot express: matching brackets,
-// escapes, the language version, keywords used as names; and splits the
+// postParse checks what the grammar cannot express: escapes, the language version, keywords used as names; and splits the
 // `max N` of while loops off their conditions.
 type postParse struct {
 	file  *File
@@ -70,11 +84,9 @@ type postParse struct {
 	diags diag.List
 }
 
-func (p *postParse) errorf(pos, end lexer.Position, code, format string, args ...any) {
+func (p *postParse) errorf(pos, end Position, code, format string, args ...any) {
 	p.diags.Errorf(SpanOf(p.file.Name, pos, end), code, format, args...)
 }
-
-var closing = map[string]string{"(": ")", "[": "]", "{": "}"}
 
 func (p *postParse) run() {
 	f := p.file
@@ -89,12 +101,6 @@ func (p *postParse) run() {
 	}
 	Inspect(f, func(n any) bool {
 		switch n := n.(type) {
-		case *Group:
-			p.checkClose(n.Open, n.Close, n.EndPos)
-		case *CondGroup:
-			p.checkClose(n.Open, n.Close, n.EndPos)
-		case *ArgGroup:
-			p.checkClose(n.Open, n.Close, n.EndPos)
 		case *StrPart:
 			p.checkStrPart(n)
 		case *While:
@@ -142,7 +148,7 @@ func (p *postParse) run() {
 }
 
 // declStart returns where a top-level declaration starts and its keyword.
-func declStart(d any) (lexer.Position, string) {
+func declStart(d any) (Position, string) {
 	if s, ok := d.(*Server); ok {
 		return s.Pos, "mcp"
 	}
@@ -152,15 +158,6 @@ func declStart(d any) (lexer.Position, string) {
 func (p *postParse) checkName(id *Ident, what string) {
 	if id != nil && IsKeyword(id.Name) {
 		p.errorf(id.Pos, id.EndPos, CodeReserved, "%q is a keyword and cannot name %s", id.Name, what)
-	}
-}
-
-func (p *postParse) checkClose(open, close string, end lexer.Position) {
-	if want := closing[open]; close != want {
-		start := end
-		start.Offset -= len(close)
-		start.Column--
-		p.errorf(start, end, CodeSyntax, "expected %q, found %q", want, close)
 	}
 }
 
@@ -214,13 +211,16 @@ func unescape(esc string) (string, bool) {
 
 // positioned is any AST node.
 type positioned interface {
-	span() (lexer.Position, lexer.Position)
+	span() (Position, Position)
 }
 
 // checkSeparated reports statements or entries that follow each other on
 // one line without a semicolon between them.
 func checkSeparated[T positioned](p *postParse, list []T) {
 	for i := 1; i < len(list); i++ {
+		if s, ok := any(list[i]).(*Stmt); ok && s.Bad {
+			continue // its syntax error says more
+		}
 		_, prevEnd := list[i-1].span()
 		next, nextEnd := list[i].span()
 		if !p.separated(prevEnd, next) {
@@ -230,7 +230,7 @@ func checkSeparated[T positioned](p *postParse, list []T) {
 }
 
 // separated reports whether a newline or a semicolon lies between end and next.
-func (p *postParse) separated(end, next lexer.Position) bool {
+func (p *postParse) separated(end, next Position) bool {
 	if next.Line > end.Line {
 		return true
 	}
