@@ -142,8 +142,8 @@ func (c *fileCompiler) literalString(a *lang.Attr, what string) (string, bool) {
 // `result = expr`, a node of a kind that implements tools, or a node and
 // a result that shapes what the node gives.
 func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
-	seen := map[string]diag.Span{}  // attribute → where it is first set
-	misspelt := map[string]bool{} // attributes given under a misspelt name
+	seen := map[string]diag.Span{} // attribute → where it is first set
+	misspelt := map[string]bool{}  // attributes given under a misspelt name
 	var nodes []*lang.ToolItem
 	var result *lang.ToolItem
 	for _, item := range t.Items {
