@@ -125,7 +125,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			out.Keys[name] = l.key(e.Key, ks, out, sc)
 		}
 	}
-	l.checkPredictions(out, spec)
+	l.checkPredictions(out, spec, meant)
 	for _, ks := range spec.Keys {
 		if has(ks.Name) || meant[ks.Name] {
 			continue
