@@ -324,7 +324,9 @@ func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, out *vm.Node,
 		}
 		return &vm.Value{Span: span, Source: target}
 	}
-	return c.value(s, spec.Arg.Type, nil, sc.env, spec.Name+"'s "+spec.Arg.Name)
+	v := c.value(s, modelOrURL(spec.Arg.Type), nil, sc.env, spec.Name+"'s "+spec.Arg.Name)
+	c.checkLiteral(v, spec.Arg.Type, nil)
+	return v
 }
 
 // key compiles one `key = value` of a node.
@@ -363,7 +365,8 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 		// A map literal, whose entries checkPredictions reads.
 		return c.value(s, vm.TypeAny, nil, sc.env, ks.Name)
 	}
-	v := c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
+	v := c.value(s, modelOrURL(ks.Type), ks.Enum, sc.env, ks.Name)
+	c.checkLiteral(v, ks.Type, ks.Providers)
 	if ks.Writes && v != nil && v.Expr != nil {
 		if m, ok := v.Expr.Program.Node().(*ast.MapNode); ok {
 			for _, pair := range m.Pairs {
@@ -382,6 +385,7 @@ func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
 	if out.Root == "env" {
 		c.diags.Errorf(out.Span, lang.CodeReserved, "$env is reserved: it names the whole expression environment; use another root")
 	}
+	c.checkPathFields(p)
 	for _, k := range p.Keys {
 		if k.Name != "" {
 			out.Keys = append(out.Keys, vm.PathKey{Name: k.Name})
@@ -402,7 +406,9 @@ func (c *fileCompiler) pathFromSyntax(e *lang.Expr) *vm.Path {
 	p := c.quietPath(e)
 	if p == nil {
 		c.diags.Errorf(c.span(e.Pos, e.EndPos), CodeWrongType, "expected a context path such as $input.chat, found %s", string(c.src[e.Pos.Offset:e.EndPos.Offset]))
+		return nil
 	}
+	c.checkSyntaxFields(e)
 	return p
 }
 
