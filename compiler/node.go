@@ -83,7 +83,7 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		x, _ := c.compileExpr(src, sc.env, false)
 		out.Arg = &vm.Value{Span: c.span(n.Body.Pos, n.Body.EndPos), Source: "{}", Expr: x}
 	case spec.Arg != nil && spec.Arg.Required && !hasArg:
-		c.diags.Errorf(kindSpan, CodeArg, "%s needs a %s argument", spec.Name, spec.Arg.Name)
+		c.diags.Errorf(kindSpan, CodeArg, "%s needs %s argument", spec.Name, withArticle(spec.Arg.Name))
 	case spec.Arg != nil && hasArg:
 		out.Arg = l.arg(n.Arg, argStart, spec, out, sc)
 	}
@@ -287,6 +287,15 @@ func isIdent(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// withArticle is "a name" or "an activity id": "an" before a vowel other
+// than u, whose words here ("url") start with a consonant's sound.
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeioAEIO", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }
 
 func orList(words []string) string {

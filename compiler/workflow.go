@@ -41,6 +41,9 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 			c.workflowAttr(wf, m.Attr, seen)
 		}
 	}
+	for _, m := range flows {
+		c.declareWrites(m.Flow.Stmts)
+	}
 	toolNames := map[string]diag.Span{} // tool → where its name is first declared
 	for _, t := range tools {
 		span := c.span(t.Name.Pos, t.Name.EndPos)
@@ -70,6 +73,26 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	}
 	c.checkRoots()
 	return wf
+}
+
+// declareWrites records the roots that the statements of a flow write by
+// `set` and `-> $path` before the flow is lowered, so that an expression
+// checked before the statement that writes a root (the statements of a
+// block are lowered last first, and tools before the flow) may suggest
+// it for a bare name.
+func (c *fileCompiler) declareWrites(stmts []*lang.Stmt) {
+	eachStmt(stmts, func(st *lang.Stmt) {
+		switch {
+		case st.Set != nil:
+			for _, a := range st.Set.Assigns {
+				if a.Path != nil {
+					c.write(strings.TrimPrefix(a.Path.Root, "$"))
+				}
+			}
+		case st.Node != nil && st.Node.Out != nil:
+			c.write(strings.TrimPrefix(st.Node.Out.Root, "$"))
+		}
+	})
 }
 
 func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[string]diag.Span) {
