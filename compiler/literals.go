@@ -143,7 +143,7 @@ func (c *fileCompiler) checkURL(v *vm.Value) {
 
 // badScheme reports a scheme other than http and https.
 func (c *fileCompiler) badScheme(v *vm.Value, scheme string) {
-	hint := " (an http node speaks only http and https)"
+	hint := " (expected http or https)"
 	if meant := misspelling(strings.ToLower(scheme), schemes); meant != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", meant)
 	}
