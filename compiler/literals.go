@@ -9,6 +9,7 @@ import (
 
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/vm"
+	"github.com/expr-lang/expr/ast"
 )
 
 // Literal values that cannot work, found before the run.
@@ -20,9 +21,27 @@ const (
 // schemes are the URL schemes of the http node.
 var schemes = []string{"http", "https"}
 
-// literalText returns the text of a template up to its first <<…>>, and
+// literalText returns the text of a value up to its first <<…>>, and
+// whether that is the whole value (it has none): a template's, or a string
+// literal expression's ('openai/gpt-4o'). ok is false for other values.
+func literalText(v *vm.Value) (prefix string, whole, ok bool) {
+	switch {
+	case v == nil:
+		return "", false, false
+	case v.Template != nil:
+		prefix, whole = templateText(v.Template)
+		return prefix, whole, true
+	case v.Expr != nil:
+		if s, isStr := v.Expr.Program.Node().(*ast.StringNode); isStr {
+			return s.Value, true, true
+		}
+	}
+	return "", false, false
+}
+
+// templateText returns the text of a template up to its first <<…>>, and
 // whether that is the whole template (it has none).
-func literalText(t *vm.Template) (prefix string, whole bool) {
+func templateText(t *vm.Template) (prefix string, whole bool) {
 	var b strings.Builder
 	for _, p := range t.Parts {
 		if p.Expr != nil {
@@ -35,15 +54,19 @@ func literalText(t *vm.Template) (prefix string, whole bool) {
 
 // textSpan is the span of text at byte offset i of a string literal's
 // value, when the literal writes its value's first i+len(text) bytes as
-// they are (a plain "…" without escapes there); else the literal's span.
+// they are (one quote, then no escape and no quote there); else the
+// literal's span.
 func (c *fileCompiler) textSpan(v *vm.Value, i int, text string) diag.Span {
-	start := v.Span.Start.Offset + 1 // after the opening quote
+	open := v.Span.Start.Offset
+	start := open + 1 // after the opening quote
 	end := start + i + len(text)
-	if v.Span.End.Offset > end && c.src[v.Span.Start.Offset] == '"' && !strings.HasPrefix(string(c.src[v.Span.Start.Offset:]), `"""`) &&
-		!strings.ContainsAny(string(c.src[start:end]), "\\\"") {
-		return c.file.Span(start+i, end)
+	if v.Span.End.Offset <= end || !strings.ContainsRune("\"'`", rune(c.src[open])) || strings.HasPrefix(string(c.src[open:]), `"""`) {
+		return v.Span
 	}
-	return v.Span
+	if strings.ContainsAny(string(c.src[start:end]), "\\"+string(c.src[open])) {
+		return v.Span
+	}
+	return c.file.Span(start+i, end)
 }
 
 // checkModel checks a model key written as a string literal, or as a
@@ -52,10 +75,10 @@ func (c *fileCompiler) textSpan(v *vm.Value, i int, text string) diag.Span {
 // is an error. A provider far from all of them is left to the run: the
 // program may resolve it, and a script answers any.
 func (c *fileCompiler) checkModel(v *vm.Value, providers []string) {
-	if v == nil || v.Template == nil {
+	text, whole, ok := literalText(v)
+	if !ok {
 		return
 	}
-	text, whole := literalText(v.Template)
 	provider, model, slash := strings.Cut(text, "/")
 	if whole && (!slash || provider == "" || model == "") {
 		c.diags.Errorf(v.Span, CodeModelName, "model %q must be written as \"provider/model\", such as \"openai/gpt-4o-mini\"", text)
@@ -84,11 +107,8 @@ func (c *fileCompiler) checkModel(v *vm.Value, providers []string) {
 // of a template when it decides: the scheme must be http or https, and
 // the URL absolute, with a host.
 func (c *fileCompiler) checkURL(v *vm.Value) {
-	if v == nil || v.Template == nil {
-		return
-	}
-	text, whole := literalText(v.Template)
-	if text == "" {
+	text, whole, ok := literalText(v)
+	if !ok || text == "" {
 		return
 	}
 	scheme, rest, found := strings.Cut(text, "://")
