@@ -373,6 +373,10 @@ type fileCompiler struct {
 	reads  map[string]diag.Span // root → first read
 	writes map[string]bool
 	bound  map[string]bool // variables a tool's result reads, such as "response": suggestions for a misspelt root
+	// convoUnsure says that the workflow's conversation attribute has a
+	// value that is neither true nor false, already reported: the checks
+	// that depend on the mode are left out.
+	convoUnsure bool
 }
 
 func (c *fileCompiler) compile() {

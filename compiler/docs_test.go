@@ -662,7 +662,7 @@ func shape(k *vm.KindSpec) string {
 	}
 	if a := k.Arg; a != nil {
 		arg := strings.ReplaceAll(a.Name, " ", "_")
-		if a.Type == vm.TypeString || a.Type == vm.TypeServerTool {
+		if a.Type == vm.TypeString || a.Type == vm.TypeServerTool || a.Type == vm.TypeURL || a.Type == vm.TypeModel {
 			arg = `"` + arg + `"`
 		}
 		if !a.Required {

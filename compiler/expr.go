@@ -194,12 +194,15 @@ type refs struct {
 	idents  []*ast.IdentifierNode
 	callees map[*ast.IdentifierNode]bool
 	lets    []string
+	members []*ast.MemberNode // field reads, for the shapes of the builtin roots
 }
 
 func (r *refs) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.IdentifierNode:
 		r.idents = append(r.idents, n)
+	case *ast.MemberNode:
+		r.members = append(r.members, n)
 	case *ast.CallNode:
 		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
 			r.callees[id] = true
@@ -236,6 +239,7 @@ func (c *fileCompiler) compileExpr(src *exprSource, e env, asBool bool) (*vm.Exp
 	if bad := c.checkRefs(src, text, r, e); bad {
 		return nil, nil
 	}
+	c.checkMembers(src, text, r.members)
 	if err != nil {
 		c.exprError(src, text, err)
 		return nil, nil

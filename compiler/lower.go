@@ -71,15 +71,23 @@ type lowerer struct {
 	jumps   []jump
 	catches map[*vm.Node]string  // node → the catch its errors go to
 	orphans map[*lang.Block]bool // duplicate blocks, checked but not wired
+	// dupIDs are the node ids of the statements whose label an earlier
+	// statement has: each gets one of its own ("greet#2").
+	dupIDs map[*lang.Stmt]string
+	// meant are the labels that gotos to undefined labels may have meant:
+	// the closest one, or every label when none is close. The
+	// reachability check counts them as reached.
+	meant []string
 }
 
 func newLowerer(c *fileCompiler, wf *vm.Workflow) *lowerer {
-	return &lowerer{c: c, wf: wf, labels: map[string]*label{}, catches: map[*vm.Node]string{}, orphans: map[*lang.Block]bool{}}
+	return &lowerer{c: c, wf: wf, labels: map[string]*label{}, catches: map[*vm.Node]string{}, orphans: map[*lang.Block]bool{}, dupIDs: map[*lang.Stmt]string{}}
 }
 
 // flow lowers the flow block and runs the checks that need the whole graph.
 func (l *lowerer) flow(b *lang.Block) {
 	root := &scope{kind: "flow"}
+	l.declareLabels(b.Stmts)
 	l.wf.Entry = l.block(b.Stmts, root, "", "")
 	for _, n := range l.nodes {
 		if catch := l.catches[n]; catch != "" {
@@ -103,7 +111,10 @@ func (l *lowerer) add(n *vm.Node, sc *scope) *vm.Node {
 }
 
 // stmtID is the node id of the i-th (from 1) statement of a block.
-func stmtID(st *lang.Stmt, prefix string, i int) string {
+func (l *lowerer) stmtID(st *lang.Stmt, prefix string, i int) string {
+	if id := l.dupIDs[st]; id != "" {
+		return id
+	}
 	if st.Label != nil {
 		return st.Label.Name()
 	}
@@ -118,8 +129,8 @@ func stmtID(st *lang.Stmt, prefix string, i int) string {
 func (l *lowerer) block(stmts []*lang.Stmt, sc *scope, prefix, next string) string {
 	ids := make([]string, len(stmts))
 	for i, st := range stmts {
-		ids[i] = stmtID(st, prefix, i+1)
-		if st.Label != nil {
+		ids[i] = l.stmtID(st, prefix, i+1)
+		if st.Label != nil && l.dupIDs[st] == "" {
 			l.defineLabel(st.Label, sc)
 		}
 	}
@@ -130,21 +141,83 @@ func (l *lowerer) block(stmts []*lang.Stmt, sc *scope, prefix, next string) stri
 	return entry
 }
 
+// defineLabel records where a label is, for the gotos; declareLabels
+// has already set the duplicates apart.
 func (l *lowerer) defineLabel(lb *lang.Label, sc *scope) {
-	name := lb.Name()
-	span := lb.NameSpan(l.c.file.Name)
-	if prev, dup := l.labels[name]; dup {
-		// Blocks are lowered innermost and last first: report the label
-		// that comes later in the file.
-		first, later := prev.span, span
-		if span.Start.Offset < prev.span.Start.Offset {
-			first, later = span, prev.span
-			l.labels[name] = &label{id: name, scope: sc, span: span}
+	l.labels[lb.Name()] = &label{id: lb.Name(), scope: sc, span: lb.NameSpan(l.c.file.Name)}
+}
+
+// declareLabels reports, in file order, each label an earlier statement
+// of the flow already has, and gives that statement a node id of its
+// own, so that the graph and the reachability check keep the two apart:
+// the duplicate is the only error.
+func (l *lowerer) declareLabels(stmts []*lang.Stmt) {
+	first := map[string]diag.Span{}
+	count := map[string]int{}
+	eachStmt(stmts, func(st *lang.Stmt) {
+		if st.Label == nil {
+			return
 		}
-		l.c.diags.Add(diag.Errorf(later, CodeDuplicateLabel, "label %q is already defined", name).WithRelated(first, firstDefined))
-		return
+		name := st.Label.Name()
+		span := st.Label.NameSpan(l.c.file.Name)
+		f, dup := first[name]
+		if !dup {
+			first[name] = span
+			count[name] = 1
+			return
+		}
+		count[name]++
+		l.dupIDs[st] = fmt.Sprintf("%s#%d", name, count[name])
+		l.c.diags.Add(diag.Errorf(span, CodeDuplicateLabel, "label %q is already defined", name).WithRelated(f, firstDefined))
+	})
+}
+
+// eachStmt calls fn for every statement of stmts and of the blocks nested
+// in them, in file order.
+func eachStmt(stmts []*lang.Stmt, fn func(st *lang.Stmt)) {
+	for _, st := range stmts {
+		fn(st)
+		eachBlock(st, func(b *lang.Block) { eachStmt(b.Stmts, fn) })
 	}
-	l.labels[name] = &label{id: name, scope: sc, span: span}
+}
+
+// eachBlock calls fn for every block directly nested in st, in file order.
+func eachBlock(st *lang.Stmt, fn func(b *lang.Block)) {
+	block := func(b *lang.Block) {
+		if b != nil {
+			fn(b)
+		}
+	}
+	switch {
+	case st.If != nil:
+		for s := st.If; s != nil; s = s.ElseIf {
+			block(s.Then)
+			block(s.Else)
+		}
+	case st.Switch != nil:
+		for _, cs := range st.Switch.Cases {
+			block(cs.Body)
+		}
+	case st.For != nil:
+		block(st.For.Body)
+	case st.While != nil:
+		block(st.While.Body)
+	case st.Step != nil:
+		block(st.Step.Body)
+	case st.Parallel != nil:
+		for _, b := range st.Parallel.Branches {
+			block(b.Body)
+		}
+	case st.Try != nil:
+		block(st.Try.Body)
+		block(st.Try.Catch)
+	case st.Node != nil && st.Node.Body != nil:
+		for _, e := range st.Node.Body.Entries {
+			if e.Handler != nil {
+				block(e.Handler.Body)
+			}
+		}
+	}
 }
 
 // stmt lowers one statement and returns its entry node id.
@@ -411,6 +484,11 @@ func (l *lowerer) resolveJumps() {
 		lb := l.labels[j.target]
 		if lb == nil {
 			c.diags.Errorf(j.span, CodeUndefinedLabel, "goto to undefined label %q%s", j.target, suggest(j.target, names))
+			if meant := closest(j.target, names); meant != "" {
+				l.meant = append(l.meant, meant)
+			} else {
+				l.meant = append(l.meant, names...)
+			}
 			continue
 		}
 		crossed := ""
@@ -448,13 +526,18 @@ func (l *lowerer) checkReachable(stmts []*lang.Stmt) {
 		}
 	}
 	visit(l.wf.Entry)
+	// A goto to an undefined label is already an error: the statements
+	// it may have meant to reach are not reported as well.
+	for _, name := range l.meant {
+		visit(name)
+	}
 	l.reachBlock(stmts, "", true, reached)
 }
 
 func (l *lowerer) reachBlock(stmts []*lang.Stmt, prefix string, falls bool, reached map[string]bool) {
 	reported := false
 	for i, st := range stmts {
-		id := stmtID(st, prefix, i+1)
+		id := l.stmtID(st, prefix, i+1)
 		r := falls
 		if st.Goto == nil {
 			r = reached[id]

@@ -136,6 +136,7 @@ func (c *fileCompiler) server(d *lang.Server) (*vm.Server, []diag.Span) {
 			s.Command = c.value(syn, vm.TypeString, nil, e, name)
 		case "url":
 			s.URL = c.value(syn, vm.TypeString, nil, e, name)
+			c.checkURL(s.URL)
 		case "args":
 			s.Args = c.value(syn, vm.TypeList, nil, e, name)
 		case "env":

@@ -37,13 +37,13 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			argStart = 1
 		}
 		if spec == nil {
-			l.lowerHandlers(n, out, sc, next, nil)
+			l.unknownKind(n, out, sc, next)
 			return out
 		}
 	}
 	if spec == nil {
 		c.diags.Errorf(kindSpan, CodeUnknownKind, "unknown node kind %q%s", n.Kind.Name, suggest(n.Kind.Name, c.reg.KindNames()))
-		l.lowerHandlers(n, out, sc, next, nil)
+		l.unknownKind(n, out, sc, next)
 		return out
 	}
 	out.Spec = spec
@@ -83,18 +83,21 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 		x, _ := c.compileExpr(src, sc.env, false)
 		out.Arg = &vm.Value{Span: c.span(n.Body.Pos, n.Body.EndPos), Source: "{}", Expr: x}
 	case spec.Arg != nil && spec.Arg.Required && !hasArg:
-		c.diags.Errorf(kindSpan, CodeArg, "%s needs a %s argument", spec.Name, spec.Arg.Name)
+		c.diags.Errorf(kindSpan, CodeArg, "%s needs %s argument", spec.Name, withArticle(spec.Arg.Name))
 	case spec.Arg != nil && hasArg:
 		out.Arg = l.arg(n.Arg, argStart, spec, out, sc)
 	}
 
 	misplaced := !l.wfConversation() && spec.Convo
-	if misplaced {
+	if misplaced && !l.c.convoUnsure {
 		c.diags.Errorf(kindSpan, CodeConversation, "%s is only allowed in a conversation workflow (set conversation = true)", spec.Name)
 	}
 
 	keys := map[string]diag.Span{} // key → where it is first set
 	has := func(key string) bool { _, ok := keys[key]; return ok }
+	// The keys that misspelt keys stand for: a key reported unknown is not
+	// also reported missing, nor its absence acted upon.
+	meant := map[string]bool{}
 	if n.Body != nil {
 		for _, e := range n.Body.Entries {
 			if e.Key == nil {
@@ -105,7 +108,14 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			ks := spec.Key(name)
 			switch {
 			case ks == nil:
-				c.diags.Errorf(nameSpan, CodeUnknownKey, "unknown key %q for %s%s", name, spec.Name, suggest(name, keyNames(spec)))
+				names := keyNames(spec)
+				c.diags.Errorf(nameSpan, CodeUnknownKey, "unknown key %q for %s%s", name, spec.Name, suggest(name, names))
+				if m := spec.Key(closest(name, names)); m != nil && !has(m.Name) {
+					meant[m.Name] = true
+					if m.Writes && m.Type == vm.TypePath {
+						l.wrote(c.quietPath(e.Key.Value), sc)
+					}
+				}
 				continue
 			case has(name):
 				c.diags.Add(diag.Errorf(nameSpan, CodeDuplicate, "key %q is already set", name).WithRelated(keys[name], firstSet))
@@ -115,15 +125,18 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 			out.Keys[name] = l.key(e.Key, ks, out, sc)
 		}
 	}
-	l.checkPredictions(out, spec)
+	l.checkPredictions(out, spec, meant)
 	for _, ks := range spec.Keys {
-		if ks.Required && !has(ks.Name) {
+		if has(ks.Name) || meant[ks.Name] {
+			continue
+		}
+		if ks.Required {
 			c.diags.Errorf(kindSpan, CodeMissingKey, "%s needs key %q", spec.Name, ks.Name)
 		}
-		if ks.Type == vm.TypeArguments && !has(ks.Name) {
+		if ks.Type == vm.TypeArguments {
 			l.checkCallArgs(out, nil, nil, sc)
 		}
-		if ks.Writes && ks.Path != "" && !has(ks.Name) && persists(spec, out) {
+		if ks.Writes && ks.Path != "" && persists(spec, out) {
 			root, rest, _ := strings.Cut(strings.TrimPrefix(ks.Path, "$"), ".")
 			p := &vm.Path{Root: root, Span: kindSpan}
 			for _, k := range strings.Split(rest, ".") {
@@ -168,6 +181,16 @@ func (l *lowerer) node(n *lang.Node, id, labelName string, sc *scope, next strin
 
 func (l *lowerer) wfConversation() bool { return l.wf.Conversation }
 
+// unknownKind lowers what can be of a node whose kind is unknown, already
+// reported: its handlers, and the write of its `-> $path`, so that reads
+// of the path are not reported as never written.
+func (l *lowerer) unknownKind(n *lang.Node, out *vm.Node, sc *scope, next string) {
+	l.lowerHandlers(n, out, sc, next, nil)
+	if n.Out != nil {
+		l.wrote(l.c.pathOf(n.Out), sc)
+	}
+}
+
 func placeName(kind string) string {
 	switch kind {
 	case "branch":
@@ -188,6 +211,7 @@ func persists(spec *vm.KindSpec, n *vm.Node) bool {
 func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next string, spec *vm.KindSpec) {
 	c := l.c
 	seen := map[string]diag.Span{} // handler → where it is first defined
+	meant := map[string]bool{}     // the handlers misspelt handlers stand for
 	if n.Body != nil {
 		for _, e := range n.Body.Entries {
 			h := e.Handler
@@ -205,6 +229,7 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 					c.diags.Errorf(nameSpan, CodeUnknownHandler, "%s has no handlers, found \"on %s\"", spec.Name, name)
 				} else {
 					c.diags.Errorf(nameSpan, CodeUnknownHandler, "unknown handler %q for %s%s", name, spec.Name, suggest(name, names))
+					meant[closest(name, names)] = true
 				}
 			}
 			if first, dup := seen[name]; dup {
@@ -222,7 +247,7 @@ func (l *lowerer) lowerHandlers(n *lang.Node, out *vm.Node, sc *scope, next stri
 		for _, hs := range spec.Handlers {
 			if _, defined := seen[hs.Name]; !defined {
 				covered = false
-				if hs.Required {
+				if hs.Required && !meant[hs.Name] {
 					c.diags.Errorf(c.span(n.Kind.Pos, n.Kind.EndPos), CodeMissingHandler, "%s needs an `on %s { … }` handler", spec.Name, hs.Name)
 				}
 			}
@@ -264,6 +289,15 @@ func isIdent(s string) bool {
 	return s != ""
 }
 
+// withArticle is "a name" or "an activity id": "an" before a vowel other
+// than u, whose words here ("url") start with a consonant's sound.
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeioAEIO", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
+}
+
 func orList(words []string) string {
 	switch len(words) {
 	case 0:
@@ -299,7 +333,9 @@ func (l *lowerer) arg(arg *lang.Arg, start int, spec *vm.KindSpec, out *vm.Node,
 		}
 		return &vm.Value{Span: span, Source: target}
 	}
-	return c.value(s, spec.Arg.Type, nil, sc.env, spec.Name+"'s "+spec.Arg.Name)
+	v := c.value(s, modelOrURL(spec.Arg.Type), nil, sc.env, spec.Name+"'s "+spec.Arg.Name)
+	c.checkLiteral(v, spec.Arg.Type, nil)
+	return v
 }
 
 // key compiles one `key = value` of a node.
@@ -338,7 +374,8 @@ func (l *lowerer) key(a *lang.Attr, ks *vm.KeySpec, n *vm.Node, sc *scope) *vm.V
 		// A map literal, whose entries checkPredictions reads.
 		return c.value(s, vm.TypeAny, nil, sc.env, ks.Name)
 	}
-	v := c.value(s, ks.Type, ks.Enum, sc.env, ks.Name)
+	v := c.value(s, modelOrURL(ks.Type), ks.Enum, sc.env, ks.Name)
+	c.checkLiteral(v, ks.Type, ks.Providers)
 	if ks.Writes && v != nil && v.Expr != nil {
 		if m, ok := v.Expr.Program.Node().(*ast.MapNode); ok {
 			for _, pair := range m.Pairs {
@@ -357,6 +394,7 @@ func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
 	if out.Root == "env" {
 		c.diags.Errorf(out.Span, lang.CodeReserved, "$env is reserved: it names the whole expression environment; use another root")
 	}
+	c.checkPathFields(p)
 	for _, k := range p.Keys {
 		if k.Name != "" {
 			out.Keys = append(out.Keys, vm.PathKey{Name: k.Name})
@@ -374,17 +412,30 @@ func (c *fileCompiler) pathOf(p *lang.Path) *vm.Path {
 
 // pathFromSyntax reads a value that must be a plain context path.
 func (c *fileCompiler) pathFromSyntax(e *lang.Expr) *vm.Path {
-	span := c.span(e.Pos, e.EndPos)
+	p := c.quietPath(e)
+	if p == nil {
+		c.diags.Errorf(c.span(e.Pos, e.EndPos), CodeWrongType, "expected a context path such as $input.chat, found %s", string(c.src[e.Pos.Offset:e.EndPos.Offset]))
+		return nil
+	}
+	c.checkSyntaxFields(e)
+	return p
+}
+
+// quietPath reads a value that is a plain context path, or returns nil
+// without reporting anything.
+func (c *fileCompiler) quietPath(e *lang.Expr) *vm.Path {
+	if e == nil {
+		return nil
+	}
 	ts := exprSyntax(e).tokens
 	ok := len(ts) >= 1 && strings.HasPrefix(ts[0], "$") && len(ts)%2 == 1
 	for i := 1; ok && i < len(ts); i += 2 {
 		ok = ts[i] == "." && isIdent(ts[i+1])
 	}
 	if !ok {
-		c.diags.Errorf(span, CodeWrongType, "expected a context path such as $input.chat, found %s", string(c.src[e.Pos.Offset:e.EndPos.Offset]))
 		return nil
 	}
-	p := &vm.Path{Root: ts[0][1:], Span: span}
+	p := &vm.Path{Root: ts[0][1:], Span: c.span(e.Pos, e.EndPos)}
 	for i := 2; i < len(ts); i += 2 {
 		p.Keys = append(p.Keys, vm.PathKey{Name: ts[i]})
 	}

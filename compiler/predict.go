@@ -78,8 +78,10 @@ func stateKey(s string) bool {
 // checkPredictions checks each predictions key of node n against the key
 // its spec's Of names: a tool argument the call does not have, or a tool
 // the model may not call, is an error. Values only the run knows (args
-// computed by an expression, the client's tools) are checked when it runs.
-func (l *lowerer) checkPredictions(n *vm.Node, spec *vm.KindSpec) {
+// computed by an expression, the client's tools) are checked when it runs,
+// and so are predictions whose Of key is misspelt (meant) or did not
+// compile: that error is already reported.
+func (l *lowerer) checkPredictions(n *vm.Node, spec *vm.KindSpec, meant map[string]bool) {
 	c := l.c
 	for i := range spec.Keys {
 		ks := &spec.Keys[i]
@@ -89,7 +91,7 @@ func (l *lowerer) checkPredictions(n *vm.Node, spec *vm.KindSpec) {
 		}
 		preds := c.predictions(v, ks)
 		of := spec.Key(ks.Of)
-		if of == nil || len(preds) == 0 {
+		if of == nil || len(preds) == 0 || meant[of.Name] {
 			continue
 		}
 		switch of.Type {
@@ -121,6 +123,9 @@ func (l *lowerer) checkToolPredictions(v *vm.Value, ks *vm.KeySpec, tools *vm.Va
 		if tools == nil {
 			c.diags.Errorf(v.Span, CodePredict, "%s: the model calls no tool %q: it has no tools key", ks.Name, tool)
 			continue
+		}
+		if tools.Expr == nil {
+			return // the tools value did not compile: already reported
 		}
 		backend, frontend := tools.Tools, tools.Frontend
 		if !slices.Contains(backend, tool) {

@@ -24,6 +24,7 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	c.reads = map[string]diag.Span{}
 	c.writes = map[string]bool{}
 	c.bound = map[string]bool{}
+	c.convoUnsure = false
 	wf := &vm.Workflow{ID: w.Name.Name, Span: c.span(w.Pos, w.EndPos)}
 
 	seen := map[string]diag.Span{} // attribute → where it is first set
@@ -38,6 +39,9 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 		case m.Attr != nil:
 			c.workflowAttr(wf, m.Attr, seen)
 		}
+	}
+	for _, m := range flows {
+		c.declareWrites(m.Flow.Stmts)
 	}
 	toolNames := map[string]diag.Span{} // tool → where its name is first declared
 	for _, t := range tools {
@@ -70,6 +74,26 @@ func (c *fileCompiler) workflow(w *lang.Workflow) *vm.Workflow {
 	return wf
 }
 
+// declareWrites records the roots that the statements of a flow write by
+// `set` and `-> $path` before the flow is lowered, so that an expression
+// checked before the statement that writes a root (the statements of a
+// block are lowered last first, and tools before the flow) may suggest
+// it for a bare name.
+func (c *fileCompiler) declareWrites(stmts []*lang.Stmt) {
+	eachStmt(stmts, func(st *lang.Stmt) {
+		switch {
+		case st.Set != nil:
+			for _, a := range st.Set.Assigns {
+				if a.Path != nil {
+					c.write(strings.TrimPrefix(a.Path.Root, "$"))
+				}
+			}
+		case st.Node != nil && st.Node.Out != nil:
+			c.write(strings.TrimPrefix(st.Node.Out.Root, "$"))
+		}
+	})
+}
+
 func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[string]diag.Span) {
 	name := a.Name.Name
 	span := c.span(a.Name.Pos, a.Name.EndPos)
@@ -84,11 +108,7 @@ func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[stri
 	case "description":
 		wf.Description, _ = c.literalString(a, "a workflow's description")
 	case "conversation":
-		switch tokens := exprSyntax(a.Value).tokens; {
-		case len(tokens) == 1 && tokens[0] == "true":
-			wf.Conversation = true
-		case len(tokens) == 1 && tokens[0] == "false":
-		default:
+		if !c.conversation(wf, a) {
 			c.diags.Errorf(c.span(a.Value.Pos, a.Value.EndPos), CodeWrongType, "conversation must be true or false")
 		}
 	case "busy":
@@ -103,7 +123,28 @@ func (c *fileCompiler) workflowAttr(wf *vm.Workflow, a *lang.Attr, seen map[stri
 		wf.Busy = policy
 	default:
 		c.diags.Errorf(span, CodeUnknownAttr, "unknown workflow attribute %q%s", name, suggest(name, workflowAttrs))
+		if closest(name, workflowAttrs) == "conversation" {
+			// `conversaton = true`: the checks that depend on the mode
+			// follow what was meant, without a second report.
+			c.conversation(wf, a)
+		}
 	}
+}
+
+// conversation sets the workflow's mode from the value of its
+// conversation attribute; false means the value is neither true nor
+// false, and the mode is unsure: the checks that depend on it are left
+// out.
+func (c *fileCompiler) conversation(wf *vm.Workflow, a *lang.Attr) bool {
+	switch tokens := exprSyntax(a.Value).tokens; {
+	case len(tokens) == 1 && tokens[0] == "true":
+		wf.Conversation = true
+	case len(tokens) == 1 && tokens[0] == "false":
+	default:
+		c.convoUnsure = true
+		return false
+	}
+	return true
 }
 
 // literalString returns the text of a value that must be a string literal
@@ -124,6 +165,7 @@ func (c *fileCompiler) literalString(a *lang.Attr, what string) (string, bool) {
 // a result that shapes what the node gives.
 func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	seen := map[string]diag.Span{} // attribute → where it is first set
+	misspelt := map[string]bool{}  // attributes given under a misspelt name
 	var nodes []*lang.ToolItem
 	var result *lang.ToolItem
 	for _, item := range t.Items {
@@ -155,6 +197,16 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 			result = item
 		default:
 			c.diags.Errorf(span, CodeUnknownKey, "unknown tool key %q%s", name, suggest(name, toolAttrs))
+			// A misspelt attribute stands for the one it names: it is
+			// not reported missing as well.
+			switch closest(name, toolAttrs) {
+			case "description":
+				misspelt["description"] = true
+			case "result":
+				if result == nil {
+					result = item
+				}
+			}
 		}
 	}
 	// A server's tool describes itself: its description and parameters
@@ -162,7 +214,7 @@ func (c *fileCompiler) tool(wf *vm.Workflow, tool *vm.Tool, t *lang.Tool) {
 	servesTool := len(nodes) == 1 && callsServer(c.reg.Kind(nodes[0].Name.Name))
 	_, described := seen["description"]
 	_, parameterized := seen["parameters"]
-	if tool.Description == "" && !described && !servesTool {
+	if tool.Description == "" && !described && !servesTool && !misspelt["description"] {
 		c.diags.Errorf(c.span(t.Name.Pos, t.Name.EndPos), CodeMissingKey, "tool %q needs a description", tool.Name)
 	}
 	if len(nodes) == 0 && result == nil {
@@ -198,7 +250,7 @@ func (c *fileCompiler) toolNode(wf *vm.Workflow, tool *vm.Tool, item, result *la
 	kind := item.Name.Name
 	spec := c.reg.Kind(kind)
 	if spec == nil || spec.Tool == nil {
-		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr or a %s node, not %q", orList(c.toolKinds()), kind)
+		c.diags.Errorf(c.span(item.Name.Pos, item.Name.EndPos), CodeToolShape, "a tool is implemented by result = expr or a %s node, not %q%s", orList(c.toolKinds()), kind, suggest(kind, c.toolKinds()))
 		return false
 	}
 	ok := true

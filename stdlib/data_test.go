@@ -709,7 +709,7 @@ func TestHTTP(t *testing.T) {
 		},
 		{
 			name:    "not an http url",
-			flow:    `http GET "ftp://user:pw@example.com/x" -> $r`,
+			flow:    `http GET "<<'ftp://user:pw@example.com/x'>>" -> $r`, // computed: a literal is a compile error (WF114)
 			handler: echoHandler,
 			tries:   -1,
 			wantErr: `node: http GET: invalid url "ftp://example.com/x": expected an absolute http or https url`,

@@ -34,7 +34,7 @@ func httpKind(client *http.Client) *vm.KindSpec {
 		},
 		Doc:  "Sends an HTTP request and gives the response's status, headers and body (parsed when it is JSON); a status outside 2xx is a run-time error unless allow_status lists it.",
 		Word: &vm.WordSpec{Name: "method", Values: []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"}},
-		Arg:  &vm.ArgSpec{Name: "url", Type: vm.TypeString, Required: true, Doc: "The URL to request, a template."},
+		Arg:  &vm.ArgSpec{Name: "url", Type: vm.TypeURL, Required: true, Doc: "The URL to request, a template."},
 		Keys: []vm.KeySpec{
 			{Name: "headers", Type: vm.TypeObject,
 				Doc: `The request headers, an object of strings such as {Authorization: "Bearer <<env('TOKEN')>>"}.`},

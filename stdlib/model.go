@@ -90,7 +90,7 @@ func model(opts Options) *vm.KindSpec {
 		Detail: func(n *vm.Node) string { return keySource(n, "model") },
 		Doc:    "Calls a language model with chat_in and the prompt, streams its text, reasoning and tool calls to the client, runs backend tool calls inside the node, and on a call of one of the client's frontend tools ends the run with pendingToolCallIds (a conversation resumes the node when the tool result arrives).",
 		Keys: []vm.KeySpec{
-			{Name: "model", Type: vm.TypeString,
+			{Name: "model", Type: vm.TypeModel, Providers: llm.Providers,
 				Doc: `The model as "provider/model", such as "openai/gpt-4o-mini"; the server's default model when absent.`},
 			{Name: "system", Type: vm.TypeString,
 				Doc: "The system prompt, a template."},

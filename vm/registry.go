@@ -37,9 +37,17 @@ const (
 	// argument names (TypeServerTool): a map literal is checked against
 	// the tool's locked input schema.
 	TypeArguments
+	// TypeModel is a model named "provider/model", a string: a literal
+	// needs both parts, and a provider part that is not a misspelling of
+	// one of the key's Providers.
+	TypeModel
+	// TypeURL is an absolute http or https URL, a string: a literal, or
+	// the literal start of a template before its first <<…>> when it
+	// decides, must be one.
+	TypeURL
 )
 
-var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow", "predictions", "server tool", "arguments"}
+var typeNames = [...]string{"any", "string", "bool", "int", "number", "object", "list", "duration", "backoff", "path", "tools", "workflow", "predictions", "server tool", "arguments", "model", "url"}
 
 func (t Type) String() string { return typeNames[t] }
 
@@ -179,8 +187,14 @@ type KeySpec struct {
 	// Of, for TypePredictions, names the key that says which tool
 	// arguments exist: an object key (the call's own arguments, such as
 	// args) or a tools key (the tools' arguments, written tool.argument).
-	Of  string
-	Doc string
+	Of string
+	// Providers, for TypeModel, are the model providers the library has
+	// clients for, such as "openai". A literal whose provider is one of
+	// them, or far from all of them (a provider the program resolves
+	// itself, or a script that answers any model), is accepted; one that
+	// is a misspelling of one of them is an error.
+	Providers []string
+	Doc       string
 }
 
 // Handler declares an `on name { }` block.

@@ -7,6 +7,13 @@ import (
 	"strings"
 )
 
+// Providers are the provider parts of "provider/model" names of the model
+// APIs this package has clients for: OpenAI's (and the servers compatible
+// with it) and Anthropic's. A program may resolve other names (a script
+// answers any), but a name that misspells one of these is a mistake the
+// compiler reports.
+var Providers = []string{"anthropic", "openai"}
+
 // SplitModel splits a model name written "provider/model" at its first
 // slash: "openai/gpt-4o-mini" gives "openai" and "gpt-4o-mini",
 // "openrouter/meta/llama-3" gives "openrouter" and "meta/llama-3". ok is
