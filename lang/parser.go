@@ -284,13 +284,27 @@ func (p *parser) file(f *File) {
 			return
 		}
 		start := p.i
-		if !p.try(func() { p.decl(f) }) {
+		if !p.try(func() { p.decl(f) }) && p.skippedBlock(start) {
+			// What did not parse held a block: it may have declared a
+			// workflow that other files name. A stray line (a # comment, a
+			// word) declared nothing.
 			f.Lost = true
 		}
 		if p.i == start {
 			p.next()
 		}
 	}
+}
+
+// skippedBlock reports whether the tokens from start to the current one
+// hold a "{" outside strings.
+func (p *parser) skippedBlock(start int) bool {
+	for i := start; i < p.i && i < len(p.toks); i++ {
+		if t := &p.toks[i]; !t.inStr && t.punct("{") {
+			return true
+		}
+	}
+	return false
 }
 
 // decl parses a workflow or an MCP server declaration.
