@@ -146,10 +146,10 @@ func render(m Matcher, v any, text bool) string {
 	switch v.(type) {
 	case map[string]any, []any:
 		if m.Kind == MatchNone || m.Exact {
-			return "= " + jsonText(v)
+			return "= " + spaced(v)
 		}
 	}
-	return jsonText(v)
+	return spaced(v)
 }
 
 // checkEvents looks for the tool call, tool result or event of e among the

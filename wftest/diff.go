@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -136,12 +137,12 @@ func lineDiff(a, b []string) string {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
 			ops = append(ops, op{' ', a[i]})
 			i, j = i+1, j+1
-		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', b[j]})
-			j++
-		default:
+		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, op{'-', a[i]})
 			i++
+		default:
+			ops = append(ops, op{'+', b[j]})
+			j++
 		}
 	}
 	near := make([]bool, len(ops))
@@ -167,4 +168,43 @@ func lineDiff(a, b []string) string {
 		out = append(out, "  "+string(o.mark)+" "+o.line)
 	}
 	return strings.Join(out, "\n")
+}
+
+// spaced is v as JSON on one line, as people write it: a space after each
+// colon and comma, keys sorted.
+func spaced(v any) string {
+	var b strings.Builder
+	writeSpaced(&b, v)
+	return b.String()
+}
+
+func writeSpaced(b *strings.Builder, v any) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(quote(k) + ": ")
+			writeSpaced(b, x[k])
+		}
+		b.WriteByte('}')
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeSpaced(b, e)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(jsonText(x))
+	}
 }

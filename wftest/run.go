@@ -167,7 +167,13 @@ func (r *runner) setUp(prog *vm.Program) bool {
 		MCP:          r.stubs.mcpPool(),
 		ToolCall:     r.stubs.observeTool,
 	})
-	r.m = &vm.Machine{Program: prog, Registry: reg, MaxVisits: r.opts.MaxVisits, Now: r.now}
+	frames := 0
+	r.m = &vm.Machine{Program: prog, Registry: reg, MaxVisits: r.opts.MaxVisits, Now: r.now, NewID: func() string {
+		// Frame ids seed the ids of messages: counted, a test's ids are
+		// the same at every run.
+		frames++
+		return fmt.Sprintf("f%d", frames)
+	}}
 	state := s.State
 	if !s.HasState {
 		state = map[string]any{}
