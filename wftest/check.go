@@ -166,7 +166,7 @@ func (r *runner) checkEvents(e *Expect) {
 		case SubjectToolResult:
 			if e.Match.Kind == MatchNone {
 				found = true
-			} else if ok, _ := matches(e.Match, c.value, true); ok {
+			} else if ok, _ := matches(e.Match, resultValue(e.Match, c.value), true); ok {
 				found = true
 			}
 		default:
@@ -378,4 +378,18 @@ func shown(v any, text bool) string {
 		return quote(s)
 	}
 	return jsonText(v)
+}
+
+// resultValue is a tool result's content as m compares it: parsed when m
+// wants a JSON value that is not a string and the content is JSON, else
+// the text as it is.
+func resultValue(m Matcher, content any) any {
+	s, ok := content.(string)
+	if !ok || (m.Kind != MatchSubset && (m.Kind != MatchEqual || isString(m.Value))) {
+		return content
+	}
+	if v, end, err := parseJSON(s); err == nil && end == len(s) {
+		return v
+	}
+	return content
 }
