@@ -113,6 +113,21 @@ func (r *runner) now() time.Time {
 	return time.Now().Add(r.offset)
 }
 
+// Env is the environment test t's workflows read with env(): the file's
+// env lines with the test's over them. Nothing else: a test does not
+// depend on the environment it runs in. Compile the program a test runs
+// with a registry whose Getenv reads it, as env() is bound when compiled.
+func (f *File) Env(t *Test) map[string]string {
+	env := map[string]string{}
+	for k, v := range f.Setup.Env {
+		env[k] = v
+	}
+	for k, v := range t.Setup.Env {
+		env[k] = v
+	}
+	return env
+}
+
 // merged is the file's setup with the test's over it.
 func (r *runner) merged() Setup {
 	s, o := r.f.Setup, r.t.Setup
@@ -131,14 +146,7 @@ func (r *runner) merged() Setup {
 	if o.Forwarded != nil {
 		s.Forwarded = o.Forwarded
 	}
-	env := map[string]string{}
-	for k, v := range s.Env {
-		env[k] = v
-	}
-	for k, v := range o.Env {
-		env[k] = v
-	}
-	s.Env = env
+	s.Env = r.f.Env(r.t)
 	s.HTTP = append(slices.Clone(o.HTTP), s.HTTP...)
 	s.MCP = append(slices.Clone(o.MCP), s.MCP...)
 	return s

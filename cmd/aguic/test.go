@@ -198,15 +198,25 @@ type tester struct {
 	parallel int
 	timeout  time.Duration
 	updated  [][]byte // with --update: each file's new text
+
+	mu       sync.Mutex
+	sources  map[string][]compiler.Source // directory → its .wf files; nil when they do not compile
+	programs map[string]*compiled         // directory and environment → the program
+}
+
+// compiled is a program compiled once, when a test first needs it.
+type compiled struct {
+	once sync.Once
+	prog *vm.Program
 }
 
 // run runs every test of files, in parallel, and returns their results in
 // the files' order.
 func (t *tester) run(files []string) []*wftest.FileResult {
+	t.sources, t.programs = map[string][]compiler.Source{}, map[string]*compiled{}
 	results := make([]*wftest.FileResult, len(files))
 	parsed := make([]*wftest.File, len(files))
 	texts := make([][]byte, len(files))
-	progs := map[string]*vm.Program{} // directory → its program; nil when it does not compile
 	type job struct {
 		file, test int
 	}
@@ -224,17 +234,17 @@ func (t *tester) run(files []string) []*wftest.FileResult {
 			results[i].Err = err
 			continue
 		}
-		parsed[i] = f
 		dir := filepath.Dir(name)
-		prog, seen := progs[dir]
+		srcs, seen := t.sources[dir]
 		if !seen {
-			prog = t.compile(dir)
-			progs[dir] = prog
+			srcs = t.load(dir)
+			t.sources[dir] = srcs
 		}
-		if prog == nil {
+		if srcs == nil {
 			results[i].Err = &wftest.Error{File: name, Line: 1, Col: 1, Msg: "the workflows of " + dir + " do not compile"}
 			continue
 		}
+		parsed[i] = f
 		stem := strings.TrimSuffix(filepath.Base(name), wftest.Ext)
 		for j, test := range f.Tests {
 			if t.filter == nil || t.filter.MatchString(stem+"/"+test.Name) {
@@ -256,8 +266,10 @@ func (t *tester) run(files []string) []*wftest.FileResult {
 			defer wg.Done()
 			for j := range next {
 				f := parsed[j.file]
+				test := f.Tests[j.test]
+				prog := t.program(filepath.Dir(f.Path), f.Env(test))
 				ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
-				out[j.file][j.test] = wftest.Run(ctx, progs[filepath.Dir(f.Path)], f, f.Tests[j.test], t.opts)
+				out[j.file][j.test] = wftest.Run(ctx, prog, f, test, t.opts)
 				cancel()
 			}
 		}()
@@ -284,9 +296,9 @@ func (t *tester) run(files []string) []*wftest.FileResult {
 	return results
 }
 
-// compile compiles the .wf files of dir and below, reporting their
-// diagnostics on stderr; nil when they have errors or there are none.
-func (t *tester) compile(dir string) *vm.Program {
+// load reads the .wf files of dir and below and checks that they compile,
+// reporting their diagnostics on stderr; nil when they have errors.
+func (t *tester) load(dir string) []compiler.Source {
 	files, ok := wfFiles(t.e, []string{dir})
 	if !ok {
 		return nil
@@ -295,10 +307,35 @@ func (t *tester) compile(dir string) *vm.Program {
 	if !ok {
 		return nil
 	}
-	prog, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	_, diags := compiler.Compile(testRegistry(nil), srcs...)
 	if diags.HasErrors() {
 		diags.WriteText(t.e.stderr, fileSet(srcs))
 		return nil
 	}
-	return prog
+	return srcs
+}
+
+// program is the program of dir compiled with env as the environment
+// that env() reads: it is bound when the program is compiled.
+func (t *tester) program(dir string, env map[string]string) *vm.Program {
+	key := dir + "\x00" + jsonText(env)
+	t.mu.Lock()
+	c := t.programs[key]
+	if c == nil {
+		c = &compiled{}
+		t.programs[key] = c
+	}
+	srcs := t.sources[dir]
+	t.mu.Unlock()
+	c.once.Do(func() {
+		c.prog, _ = compiler.Compile(testRegistry(env), srcs...)
+	})
+	return c.prog
+}
+
+// testRegistry is the registry tests compile with: env() reads env alone.
+func testRegistry(env map[string]string) *vm.Registry {
+	reg := vm.NewRegistry()
+	stdlib.RegisterWith(reg, stdlib.Options{Getenv: func(name string) string { return env[name] }})
+	return reg
 }
