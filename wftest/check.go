@@ -369,7 +369,7 @@ func describe(m Matcher) string {
 	case MatchNone:
 		return "a value"
 	}
-	return jsonText(m.Value)
+	return spaced(m.Value)
 }
 
 // shown is v for a message.
@@ -377,7 +377,7 @@ func shown(v any, text bool) string {
 	if s, ok := v.(string); ok && text {
 		return quote(s)
 	}
-	return jsonText(v)
+	return spaced(v)
 }
 
 // resultValue is a tool result's content as m compares it: parsed when m

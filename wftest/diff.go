@@ -19,7 +19,7 @@ func mismatch(target string, m Matcher, v any, text bool) string {
 	if m.Kind == MatchEqual && text {
 		want = quote(asText(m.Value))
 	}
-	short := len(want) <= shortText && len(got) <= shortText
+	short := len(want) <= shortText && len(got) <= shortText && !strings.Contains(asText(v)+asText(m.Value), "\n")
 	switch {
 	case m.Kind == MatchContains || m.Kind == MatchRegexp:
 		if short {

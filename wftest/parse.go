@@ -279,6 +279,12 @@ func Parse(path string, data []byte) (*File, error) {
 		p.errorf(1, 1, "the file holds no test: start one with a line `test name`")
 	}
 	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b *Error) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Col - b.Col
+		})
 		return nil, p.errs
 	}
 	return f, nil

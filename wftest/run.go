@@ -405,10 +405,12 @@ func (r *runner) exchange(ctx context.Context, line, index int, msgs []agui.Mess
 		r.mu.Unlock()
 		msgs, answers = nil, nil
 	}
-	for _, u := range r.stubs.takeUnstubbed() {
+	unstubbed := r.stubs.takeUnstubbed()
+	for _, u := range unstubbed {
 		r.failf(line, 1, "%s", u)
 	}
-	if o := r.turn.outcome; o.Status == vm.Failed && !r.expectsFailure(index) {
+	// A run that failed for want of a stub says nothing more.
+	if o := r.turn.outcome; o.Status == vm.Failed && len(unstubbed) == 0 && !r.expectsFailure(index) {
 		r.failf(line, 1, "the run failed: %s", failureText(o.Err))
 	}
 }

@@ -62,7 +62,7 @@ aguic test --format github --junit report.xml workflows
 # Write the replies and values the tests expect from what they find now.
 aguic test --update workflows/chat.wftest`,
 		exit: "0 when every test passed, 1 when a test failed, a test file is malformed or the workflows do not compile, 2 on a usage or I/O error.",
-		vars: map[string]string{"format": "", "run": "", "junit": "", "update": "", "v": ""},
+		vars: map[string]string{"format": "", "run": "", "junit": "", "update": "", "v": "", "timeout": ""},
 	}
 	c.flags = func(fs *flag.FlagSet) func(*env, []string) int {
 		verbose := fs.Bool("v", false, "list every test, passed or not")
