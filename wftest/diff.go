@@ -16,6 +16,10 @@ const shortText = 60
 // both are short, else a compact diff of their lines.
 func mismatch(target string, m Matcher, v any, text bool) string {
 	want, got := describe(m), shown(v, text)
+	if m.Kind == MatchSubset {
+		// What the subset checks, not the rest.
+		got = spaced(project(canonical(v), m.Value))
+	}
 	if m.Kind == MatchEqual && text {
 		want = quote(asText(m.Value))
 	}
