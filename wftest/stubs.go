@@ -8,6 +8,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -181,6 +183,25 @@ func (s *stubs) connectMCP(ctx context.Context, name string) (mcp.Transport, err
 				schema = map[string]any{"type": "object"}
 			}
 			srv.AddTool(&mcp.Tool{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema, OutputSchema: nilIfEmpty(t.OutputSchema), Annotations: nil}, s.callMCP(name, t.Name))
+		}
+	}
+	// A server the lock does not record: the tools the workflows call
+	// by a literal name, and those the stubs name.
+	for _, w := range s.prog.Workflows {
+		nodes := slices.Clone(w.Nodes)
+		for _, t := range w.Tools {
+			if t.Impl != nil {
+				nodes = append(nodes, t.Impl)
+			}
+		}
+		for _, n := range nodes {
+			if n.Kind != "mcp" || n.Word != name || n.Arg == nil {
+				continue
+			}
+			if tool, err := strconv.Unquote(n.Arg.Source); err == nil && !tools[tool] && !strings.Contains(tool, "<<") {
+				tools[tool] = true
+				srv.AddTool(&mcp.Tool{Name: tool, InputSchema: map[string]any{"type": "object"}}, s.callMCP(name, tool))
+			}
 		}
 	}
 	for _, st := range s.mcp {
