@@ -187,7 +187,10 @@ func (e *Expect) check(errAt func(int, string, ...any) *expectError, off int) *e
 	case e.No && e.Match.Kind != MatchNone && e.Match.Kind != MatchSubset:
 		return errAt(off, "%s: expected nothing or a JSON object after the name", e.Target)
 	case (e.Subject == SubjectToolCall || e.Subject == SubjectEvent) && e.Match.Kind != MatchNone && e.Match.Kind != MatchSubset:
-		return errAt(off, "%s: expected a JSON object the %s holds, such as {\"a\": 1}", e.Target, map[Subject]string{SubjectToolCall: "arguments", SubjectEvent: "event"}[e.Subject])
+		if e.Subject == SubjectToolCall {
+			return errAt(off, "%s: expected a JSON object of arguments, such as {\"id\": 1}", e.Target)
+		}
+		return errAt(off, "%s: expected a JSON object of the event's fields, such as {\"name\": \"done\"}", e.Target)
 	}
 	if e.Subject == SubjectEvent && e.Match.Kind == MatchSubset {
 		if _, ok := e.Match.Value.(map[string]any); !ok {
