@@ -57,9 +57,11 @@ vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 
-## lint-workflows: `aguic check` and `aguic fmt -l` over the example workflows
+## lint-workflows: `aguic check`, `aguic fmt -l` and `aguic test` over the example workflows
+## (GitHub annotations at failed tests when run by GitHub Actions)
 lint-workflows:
 	$(GO) run ./cmd/aguic check workflows
+	$(GO) run ./cmd/aguic test $(if $(GITHUB_ACTIONS),--format github) workflows
 	@out=$$($(GO) run ./cmd/aguic fmt -l workflows); \
 	if [ -n "$$out" ]; then echo "aguic fmt would change:"; echo "$$out"; exit 1; fi
 
@@ -87,6 +89,7 @@ fuzz:
 	$(GO) test ./lang -run '^$$' -fuzz '^FuzzFormat$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./stdlib/llm -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./mcplock -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./wftest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 ## bench: every benchmark, once
 bench:

@@ -136,7 +136,12 @@ func (c *conn) connect(ctx context.Context) (*session, error) {
 		},
 	})
 	var t mcp.Transport
-	if c.cfg.stdio() {
+	if c.pool.connect != nil {
+		var err error
+		if t, err = c.pool.connect(ctx, c.cfg.Name); err != nil {
+			return nil, &lostError{fmt.Errorf("mcp server %s: %v", c.cfg.Name, err)}
+		}
+	} else if c.cfg.stdio() {
 		proc, err := startProcess(c.cfg, c.log)
 		if err != nil {
 			return nil, &lostError{fmt.Errorf("mcp server %s: %v", c.cfg.Name, err)}

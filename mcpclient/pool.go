@@ -29,6 +29,10 @@ type Options struct {
 	// call's error when it ends (a result marked as an error is not one).
 	// A tracer traces the call so.
 	Trace func(ctx context.Context, server, tool string) (context.Context, func(error))
+	// Connect, when set, gives the transport to each server, by its name,
+	// instead of starting its command or reaching its URL: tests answer
+	// with servers of their own, in memory.
+	Connect func(ctx context.Context, server string) (mcp.Transport, error)
 }
 
 // Pool holds the connections of a process to MCP servers. It is safe for
@@ -49,7 +53,8 @@ type Pool struct {
 	decls  map[*vm.Value]*conn
 	closed bool
 
-	trace func(ctx context.Context, server, tool string) (context.Context, func(error)) // Options.Trace
+	trace   func(ctx context.Context, server, tool string) (context.Context, func(error)) // Options.Trace
+	connect func(ctx context.Context, server string) (mcp.Transport, error)               // Options.Connect
 
 	// beforeCall, when set, is called just before a tool call is sent.
 	beforeCall func(server, tool string)
@@ -66,13 +71,14 @@ func NewPool(o Options) *Pool {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Pool{
-		log:   o.Logger,
-		impl:  &mcp.Implementation{Name: "aguic", Version: o.Version},
-		ctx:   ctx,
-		stop:  stop,
-		conns: map[string]*conn{},
-		decls: map[*vm.Value]*conn{},
-		trace: o.Trace,
+		log:     o.Logger,
+		impl:    &mcp.Implementation{Name: "aguic", Version: o.Version},
+		ctx:     ctx,
+		stop:    stop,
+		conns:   map[string]*conn{},
+		decls:   map[*vm.Value]*conn{},
+		trace:   o.Trace,
+		connect: o.Connect,
 	}
 }
 
