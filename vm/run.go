@@ -563,6 +563,12 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 	}
 	var branches []*branch
 	var wg sync.WaitGroup
+	// cause is the first branch that stopped without finishing: the
+	// others were cancelled because of it, so its outcome is the node's.
+	var (
+		causeMu sync.Mutex
+		cause   *branch
+	)
 	for _, e := range n.Edges {
 		if !strings.HasPrefix(e.Label, "branch ") {
 			continue
@@ -582,6 +588,11 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		wg.Go(func() {
 			b.o = br.loop(ctx, join, nil)
 			if b.o.Status != Finished {
+				causeMu.Lock()
+				if cause == nil {
+					cause = b
+				}
+				causeMu.Unlock()
 				cancel()
 			}
 		})
@@ -592,7 +603,13 @@ func (r *runner) parallel(ctx context.Context, n *Node) (string, *Wait, error) {
 		// later pass, or of the next turn, must come after theirs.
 		r.frame.Seq = max(r.frame.Seq, b.frame.Seq)
 	}
-	for _, b := range branches {
+	stopped := branches
+	if cause != nil {
+		// Checked first: the branches before it in the source may have
+		// stopped only because it cancelled them.
+		stopped = append([]*branch{cause}, branches...)
+	}
+	for _, b := range stopped {
 		switch b.o.Status {
 		case Failed:
 			return "", nil, b.o.Err

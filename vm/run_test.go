@@ -456,6 +456,25 @@ workflow w {
 	}
 }
 
+// TestParallelBranchFails: the branch that fails is why the others are
+// cancelled, and its error is the run's, whatever their order.
+func TestParallelBranchFails(t *testing.T) {
+	m := machine(t, `wf 1
+workflow w {
+  flow {
+    parallel {
+      branch waits { block }
+      branch fails { boom }
+    }
+  }
+}
+`)
+	_, o, _ := run(t, m, "w", nil)
+	if o.Status != vm.Failed || o.Err == nil || o.Err.Code != vm.ErrNode || !strings.Contains(o.Err.Message, "boom went off") {
+		t.Fatalf("outcome %+v %v, want the failing branch's error", o, o.Err)
+	}
+}
+
 // TestResumeUser: a turn's $user replaces the thread's whole, nil
 // included (an anonymous turn); a resume without $agent (a timer's) keeps
 // it; a called workflow sees its caller's.
