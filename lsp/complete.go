@@ -87,7 +87,7 @@ func (s *Server) cursorAt(src []byte, off int) *cursor {
 			c.frame = frameSwitch
 		case first == "parallel":
 			c.frame = frameParallel
-		case first == "set" || strings.ContainsAny(header, "=([:,"):
+		case first == "set" || len(words) > 1 && strings.HasPrefix(words[1], "="):
 			c.frame = frameOther
 		case slices.Contains([]string{"flow", "if", "else", "for", "while", "step", "try", "catch", "case", "default", "branch", "on"}, first):
 			c.frame = frameBlock
@@ -123,8 +123,8 @@ func (s *Server) completion(_ *glsp.Context, p *protocol.CompletionParams) (any,
 	c := s.cursorAt(d.text.src, off)
 	nav := d.nav()
 	wf := nav.workflowAt(nav.text.offset(p.Position))
-	if wf == "" {
-		wf = d.ix.workflowAt(off)
+	if nav.tree == nil {
+		wf = textIndex(d.name(), d.text).workflowBefore(off)
 	}
 	items := s.complete(d, c, wf)
 	r := d.text.span(c.wordStart(), off)

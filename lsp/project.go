@@ -308,7 +308,11 @@ func (s *Server) diskFile(path string) *diskFile {
 	}
 	t := newText(raw)
 	tree, _ := lang.Parse(path, t.src)
-	f = &diskFile{mod: info.ModTime(), size: info.Size(), text: t, ix: newIndex(s.reg, path, t, tree)}
+	ix := newIndex(s.reg, path, t, tree)
+	if tree == nil {
+		ix = textIndex(path, t)
+	}
+	f = &diskFile{mod: info.ModTime(), size: info.Size(), text: t, ix: ix}
 	s.mu.Lock()
 	s.disk[path] = f
 	s.mu.Unlock()

@@ -43,7 +43,7 @@ func (s *scanner) pop() {
 	if len(s.modes) > 1 {
 		s.modes = s.modes[:len(s.modes)-1]
 	}
-	for len(s.groups) > 0 && s.groups[len(s.groups)-1].depth >= len(s.modes) {
+	for len(s.groups) > 0 && s.groups[len(s.groups)-1].depth > len(s.modes) {
 		s.groups = s.groups[:len(s.groups)-1]
 	}
 }

@@ -59,6 +59,7 @@ type document struct {
 	text    *text
 	ix      *index // of text; its tree is nil when the text does not parse
 	good    *index // the last index of this document with a tree
+	rough   *index // read from the text, when it does not parse
 }
 
 // name is what diagnostics and the compiler call the document.
@@ -70,12 +71,16 @@ func (d *document) name() string {
 }
 
 // nav is the index navigation and completion use: the current one, or the
-// last good one while the text does not parse.
+// last good one while the text does not parse, or, when it never has, one
+// read from the text.
 func (d *document) nav() *index {
-	if d.ix.tree != nil || d.good == nil {
+	switch {
+	case d.ix.tree != nil:
 		return d.ix
+	case d.good != nil:
+		return d.good
 	}
-	return d.good
+	return d.rough
 }
 
 // Options configure a Server.
@@ -264,6 +269,8 @@ func (s *Server) update(d *document, raw []byte) {
 	d.ix = newIndex(s.reg, d.name(), d.text, tree)
 	if tree != nil {
 		d.good = d.ix
+	} else {
+		d.rough = textIndex(d.name(), d.text)
 	}
 }
 
