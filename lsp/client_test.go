@@ -22,6 +22,7 @@ type client struct {
 
 	mu    sync.Mutex
 	diags map[string][]publication // by URI, in order
+	seq   int                      // publications so far
 	cond  *sync.Cond
 }
 
@@ -47,6 +48,8 @@ func (c *client) handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Reque
 			return nil, err
 		}
 		c.mu.Lock()
+		c.seq++
+		p.seq = c.seq
 		c.diags[p.URI] = append(c.diags[p.URI], p)
 		c.cond.Broadcast()
 		c.mu.Unlock()
@@ -121,6 +124,7 @@ type publication struct {
 	URI         string       `json:"uri"`
 	Version     *int         `json:"version"`
 	Diagnostics []diagnostic `json:"diagnostics"`
+	seq         int          // its place among all the publications
 }
 
 // diagnostic is a diagnostic as the wire has it.
@@ -131,4 +135,39 @@ type diagnostic struct {
 	Source             string                                  `json:"source"`
 	Message            string                                  `json:"message"`
 	RelatedInformation []protocol.DiagnosticRelatedInformation `json:"relatedInformation"`
+}
+
+func (c *client) change(uri string, version int, changes ...any) {
+	c.t.Helper()
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uri, "version": version}, "contentChanges": changes})
+}
+
+// count returns how many publications uri has had.
+func (c *client) count(uri string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.diags[uri])
+}
+
+// after waits for the first publication of uri that follows the one of
+// uri0 at version.
+func (c *client) after(uri0 string, version int, uri string) publication {
+	c.diagnostics(uri0, version)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	seq := 0
+	for _, p := range c.diags[uri0] {
+		if p.Version != nil && *p.Version == version {
+			seq = p.seq
+			break
+		}
+	}
+	for {
+		for _, p := range c.diags[uri] {
+			if p.seq > seq {
+				return p
+			}
+		}
+		c.cond.Wait()
+	}
 }

@@ -109,14 +109,19 @@ func (s *Server) checkProject(ctx context.Context, dir string) {
 			list = []protocol.Diagnostic{}
 		}
 		v := protocol.UInteger(d.version)
-		if err := conn.Notify(ctx, string(protocol.ServerTextDocumentPublishDiagnostics), protocol.PublishDiagnosticsParams{URI: d.uri, Version: &v, Diagnostics: list}); err != nil {
-			s.log.Printf("publishing diagnostics of %s: %v", d.uri, err)
-		}
+		s.pub.Lock()
 		s.mu.Lock()
-		if s.docs[d.uri] != nil {
+		open := s.docs[d.uri] != nil
+		if open {
 			s.published[d.uri] = len(list) > 0
 		}
 		s.mu.Unlock()
+		if open {
+			if err := conn.Notify(ctx, string(protocol.ServerTextDocumentPublishDiagnostics), protocol.PublishDiagnosticsParams{URI: d.uri, Version: &v, Diagnostics: list}); err != nil {
+				s.log.Printf("publishing diagnostics of %s: %v", d.uri, err)
+			}
+		}
+		s.pub.Unlock()
 	}
 	s.log.Printf("checked %s (%d files) in %v", dir, len(srcs), time.Since(start).Round(time.Microsecond))
 }

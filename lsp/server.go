@@ -39,6 +39,10 @@ type Server struct {
 	log     *log.Logger
 	version string
 
+	// pub orders publications: a document's diagnostics are never sent
+	// after the empty list its close sends. It is taken before mu.
+	pub sync.Mutex
+
 	mu        sync.Mutex
 	conn      *jsonrpc2.Conn
 	docs      map[string]*document // by URI
@@ -305,6 +309,8 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 }
 
 func (s *Server) didClose(ctx *glsp.Context, p *protocol.DidCloseTextDocumentParams) error {
+	s.pub.Lock()
+	defer s.pub.Unlock()
 	s.mu.Lock()
 	d := s.docs[p.TextDocument.URI]
 	delete(s.docs, p.TextDocument.URI)

@@ -45,6 +45,7 @@ func TestCases(t *testing.T) {
 			}{}
 			var queries, want string
 			versions := map[string]int{}
+			var opens [][2]string
 			for _, f := range a.Files {
 				switch f.Name {
 				case "queries":
@@ -79,9 +80,12 @@ func TestCases(t *testing.T) {
 					t.Fatal(err)
 				}
 				if strings.HasSuffix(f.Name, ".wf") {
-					c.open(uri, clean.String(), 1)
+					opens = append(opens, [2]string{uri, clean.String()})
 					versions[uri] = 1
 				}
+			}
+			for _, o := range opens { // once every file is on disk
+				c.open(o[0], o[1], 1)
 			}
 			for uri := range versions {
 				c.diagnostics(uri, 1) // every check has run once

@@ -95,6 +95,7 @@ func (s *stream) reject(id *jsonrpc2.ID, code int64, message string) {
 func (s *stream) frame() ([]byte, error) {
 	length := -1
 	var bad string
+	headers := false
 	for {
 		line, err := s.r.ReadString('\n')
 		if err != nil {
@@ -105,11 +106,12 @@ func (s *stream) frame() ([]byte, error) {
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "" {
-			if length >= 0 || bad != "" {
+			if headers {
 				break
 			}
 			continue // blank lines between messages
 		}
+		headers = true
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
 			bad = fmt.Sprintf("malformed header %q", line)
