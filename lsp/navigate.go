@@ -28,7 +28,7 @@ func same(a, b *occ) bool {
 func (s *Server) scope(d *document, o *occ, fresh bool) []*index {
 	if !wide(o.kind) {
 		if fresh {
-			return []*index{d.ix}
+			return []*index{d.index()}
 		}
 		return []*index{d.nav()}
 	}
@@ -116,7 +116,7 @@ func (s *Server) renamable(uri string, pos protocol.Position) (*document, *occ, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if d.ix.tree == nil {
+	if d.index().tree == nil {
 		return nil, nil, renameFailed("%s has syntax errors: fix them before renaming", filepath.Base(d.name()))
 	}
 	o := d.ix.at(d.ix.text.offset(pos))

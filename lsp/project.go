@@ -123,6 +123,15 @@ func (s *Server) checkProject(ctx context.Context, dir string) {
 		}
 		s.pub.Unlock()
 	}
+	// The indexes of the current versions are built beside the next check,
+	// ready for the requests that follow the edit.
+	s.mu.Lock()
+	for _, d := range mine {
+		if s.docs[d.uri] == d {
+			go d.index()
+		}
+	}
+	s.mu.Unlock()
 	s.log.Printf("checked %s (%d files) in %v", dir, len(srcs), time.Since(start).Round(time.Microsecond))
 }
 
@@ -266,7 +275,7 @@ type diskFile struct {
 func (s *Server) projectIndexes(d *document, fresh bool) map[string]*index {
 	pick := func(o *document) *index {
 		if fresh {
-			return o.ix
+			return o.index()
 		}
 		return o.nav()
 	}

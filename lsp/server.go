@@ -61,9 +61,44 @@ type document struct {
 	version int32
 	raw     []byte // as the client holds it
 	text    *text
-	ix      *index // of text; its tree is nil when the text does not parse
-	good    *index // the last index of this document with a tree
-	rough   *index // read from the text, when it does not parse
+
+	// The index is built at the first request that needs it, or after the
+	// document's check, so that parsing it for navigation does not delay
+	// its diagnostics.
+	mu    sync.Mutex // guards built and the indexes until built
+	built bool
+	reg   *vm.Registry
+	ix    *index // of text; its tree is nil when the text does not parse
+	good  *index // the last index of this document with a tree
+	rough *index // read from the text, when it does not parse
+}
+
+// index returns the index of the document's text, built once.
+func (d *document) index() *index {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.built {
+		d.built = true
+		tree, _ := lang.Parse(d.name(), d.text.src)
+		d.ix = newIndex(d.reg, d.name(), d.text, tree)
+		if tree != nil {
+			d.good = d.ix
+		} else {
+			d.rough = textIndex(d.name(), d.text)
+		}
+	}
+	return d.ix
+}
+
+// lastGood returns the last index with a tree built for this document or
+// an earlier version of it, without building one.
+func (d *document) lastGood() *index {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.built && d.ix.tree != nil {
+		return d.ix
+	}
+	return d.good
 }
 
 // name is what diagnostics and the compiler call the document.
@@ -78,6 +113,7 @@ func (d *document) name() string {
 // last good one while the text does not parse, or, when it never has, one
 // read from the text.
 func (d *document) nav() *index {
+	d.index()
 	switch {
 	case d.ix.tree != nil:
 		return d.ix
@@ -265,17 +301,11 @@ func pathURI(path string) string {
 	return u.String()
 }
 
-// update sets a document's text and parses it.
+// update sets a document's text; it is parsed when first needed.
 func (s *Server) update(d *document, raw []byte) {
 	d.raw = raw
 	d.text = newText(raw)
-	tree, _ := lang.Parse(d.name(), d.text.src)
-	d.ix = newIndex(s.reg, d.name(), d.text, tree)
-	if tree != nil {
-		d.good = d.ix
-	} else {
-		d.rough = textIndex(d.name(), d.text)
-	}
+	d.reg = s.reg
 }
 
 func (s *Server) didOpen(_ *glsp.Context, p *protocol.DidOpenTextDocumentParams) error {
@@ -299,7 +329,7 @@ func (s *Server) didChange(_ *glsp.Context, p *protocol.DidChangeTextDocumentPar
 	for _, c := range p.ContentChanges {
 		raw = applyChange(raw, c)
 	}
-	nd := &document{uri: d.uri, path: d.path, version: p.TextDocument.Version, good: d.good}
+	nd := &document{uri: d.uri, path: d.path, version: p.TextDocument.Version, good: d.lastGood()}
 	s.update(nd, raw)
 	s.mu.Lock()
 	s.docs[d.uri] = nd
