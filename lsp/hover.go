@@ -75,7 +75,7 @@ func pathHover(src []byte, off int) (string, int, int, bool) {
 	if start >= len(src) || src[start] != '$' {
 		return "", 0, 0, false
 	}
-	end := off
+	end := max(off, start+1)
 	for end < len(src) && isIdentChar(src[end]) {
 		end++
 	}

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	protocol "github.com/tliron/glsp/protocol_3_16"
 	"github.com/rogpeppe/go-internal/txtar"
+	protocol "github.com/tliron/glsp/protocol_3_16"
 )
 
 var update = flag.Bool("update", false, "rewrite the want section of testdata/*.txtar")
@@ -237,4 +237,3 @@ func describeDiagnostic(d diagnostic, dir string) string {
 	}
 	return s
 }
-

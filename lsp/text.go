@@ -63,7 +63,7 @@ func offsetIn(src []byte, lines []int, line, units int) int {
 	off, end := lines[line], lineEnd(src, lines, line)
 	for off < end && units > 0 {
 		r, size := utf8.DecodeRune(src[off:end])
-		if r == '\r' && off+size == end {
+		if r == '\r' && off+size == end && end < len(src) {
 			break
 		}
 		units -= utf16Len(r)
