@@ -43,7 +43,7 @@ type command struct {
 // commands lists aguic's subcommands in the order help shows them.
 func commands() []*command {
 	return []*command{
-		checkCommand(), fmtCommand(), graphCommand(), runCommand(), testCommand(),
+		checkCommand(), fmtCommand(), lspCommand(), graphCommand(), runCommand(), testCommand(),
 		serveCommand(), openapiCommand(), mcpCommand(), benchCommand(),
 		backupCommand(), restoreCommand(), versionCommand(),
 	}
