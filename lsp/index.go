@@ -41,6 +41,9 @@ type index struct {
 	text *text // the text the tree was parsed from
 	tree *lang.File
 	occs []occ // sorted by start
+	// broken says the text has syntax errors: tree holds only what
+	// parsed, so a rename could miss what did not.
+	broken bool
 }
 
 // at returns the occurrence whose range holds off (its end included, so a

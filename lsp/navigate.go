@@ -116,7 +116,7 @@ func (s *Server) renamable(uri string, pos protocol.Position) (*document, *occ, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if d.index().tree == nil {
+	if ix := d.index(); ix.tree == nil || ix.broken {
 		return nil, nil, renameFailed("%s has syntax errors: fix them before renaming", filepath.Base(d.name()))
 	}
 	o := d.ix.at(d.ix.text.offset(pos))
@@ -158,7 +158,7 @@ func (s *Server) rename(_ *glsp.Context, p *protocol.RenameParams) (*protocol.Wo
 		return &protocol.WorkspaceEdit{Changes: edits}, nil
 	}
 	for _, ix := range s.scope(d, o, true) {
-		if ix.tree == nil {
+		if ix.tree == nil || ix.broken {
 			return nil, renameFailed("%s has syntax errors: fix them before renaming", filepath.Base(ix.file))
 		}
 		for _, x := range ix.occs {

@@ -321,8 +321,9 @@ func (s *Server) diskFile(path string) *diskFile {
 		return nil
 	}
 	t := newText(raw)
-	tree, _ := lang.Parse(path, t.src)
+	tree, diags := lang.Parse(path, t.src)
 	ix := newIndex(s.reg, path, t, tree)
+	ix.broken = diags.HasErrors()
 	if tree == nil {
 		ix = textIndex(path, t)
 	}

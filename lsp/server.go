@@ -79,8 +79,9 @@ func (d *document) index() *index {
 	defer d.mu.Unlock()
 	if !d.built {
 		d.built = true
-		tree, _ := lang.Parse(d.name(), d.text.src)
+		tree, diags := lang.Parse(d.name(), d.text.src)
 		d.ix = newIndex(d.reg, d.name(), d.text, tree)
+		d.ix.broken = diags.HasErrors()
 		if tree != nil {
 			d.good = d.ix
 		} else {
