@@ -128,6 +128,15 @@ func (rec *Recovery) claim(ctx context.Context, keys []Key, owner string, ttl ti
 	st := rec.st
 	taken := 0
 	for _, k := range keys {
+		// Read again before taking the lease: the list may be older than
+		// the end of a run that released its lease since, and a lease
+		// taken now, even for a moment, would turn away that thread's
+		// next request.
+		if runs, err := st.Pending(ctx, k); err != nil {
+			return taken, fmt.Errorf("the runs of thread %s: %w", k.Thread, err)
+		} else if len(runs) == 0 {
+			continue
+		}
 		l, err := st.Acquire(ctx, k, owner, ttl)
 		if errors.Is(err, ErrBusy) {
 			continue
