@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/aguic/aguic/internal/jsonenc"
+	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
 )
 
@@ -52,16 +53,13 @@ func httpKind(client *http.Client) *vm.KindSpec {
 }
 
 // httpClient is the client of http nodes and tools: opts.HTTPClient, or
-// one of its own, each attempt's timeout coming from its context.
+// one of its own that keeps idle connections to the hosts it calls often
+// (llm.NewHTTPClient), each attempt's timeout coming from its context.
 func httpClient(opts Options) *http.Client {
 	if opts.HTTPClient != nil {
 		return opts.HTTPClient
 	}
-	client := &http.Client{}
-	if t, ok := http.DefaultTransport.(*http.Transport); ok {
-		client.Transport = t.Clone()
-	}
-	return client
+	return llm.NewHTTPClient()
 }
 
 // maxResponseBody is the largest response body an http node reads.

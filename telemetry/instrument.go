@@ -2,9 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"net/http"
 
 	"github.com/aguic/aguic/stdlib"
+	"github.com/aguic/aguic/stdlib/llm"
 )
 
 // Instrument makes what opts gives the node kinds traced: the providers
@@ -23,10 +23,7 @@ func (t *Tracing) Instrument(opts *stdlib.Options) {
 	})
 	base := opts.HTTPClient
 	if base == nil {
-		base = &http.Client{}
-		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
-			base.Transport = dt.Clone()
-		}
+		base = llm.NewHTTPClient()
 	}
 	c := *base
 	c.Transport = t.Transport(base.Transport)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,9 @@ type AnthropicOptions struct {
 	// BaseURL is the API's root, such as "https://api.anthropic.com"; when
 	// empty, ANTHROPIC_BASE_URL or else the Anthropic API.
 	BaseURL string
-	// HTTPClient sends the requests; http.DefaultClient when nil.
+	// HTTPClient sends the requests; when nil, a client of the provider's
+	// own that keeps a connection open for each concurrent call
+	// (NewHTTPClient).
 	HTTPClient *http.Client
 	// MaxRetries is how many times the SDK itself tries a failed request
 	// again. Zero, the default, leaves retrying to the model node.
@@ -72,9 +75,7 @@ func NewAnthropic(opts AnthropicOptions) *Anthropic {
 	if url != "" {
 		ro = append(ro, option.WithBaseURL(url))
 	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
-	}
+	ro = append(ro, option.WithHTTPClient(cmp.Or(opts.HTTPClient, NewHTTPClient())))
 	return &Anthropic{client: anthropic.NewClient(ro...)}
 }
 

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,9 @@ type OpenAIOptions struct {
 	// "http://localhost:11434/v1"; when empty, OPENAI_BASE_URL or else the
 	// OpenAI API.
 	BaseURL string
-	// HTTPClient sends the requests; http.DefaultClient when nil.
+	// HTTPClient sends the requests; when nil, a client of the provider's
+	// own that keeps a connection open for each concurrent call
+	// (NewHTTPClient).
 	HTTPClient *http.Client
 	// MaxRetries is how many times the SDK itself tries a failed request
 	// again. Zero, the default, leaves retrying to the model node.
@@ -47,9 +50,7 @@ func NewOpenAI(opts OpenAIOptions) *OpenAI {
 	if opts.BaseURL != "" {
 		ro = append(ro, option.WithBaseURL(opts.BaseURL))
 	}
-	if opts.HTTPClient != nil {
-		ro = append(ro, option.WithHTTPClient(opts.HTTPClient))
-	}
+	ro = append(ro, option.WithHTTPClient(cmp.Or(opts.HTTPClient, NewHTTPClient())))
 	return &OpenAI{client: openai.NewClient(ro...)}
 }
 
