@@ -2,6 +2,8 @@ package lang
 
 import (
 	"fmt"
+
+	"github.com/aguic/aguic/lang/diag"
 )
 
 // syntaxErr is one syntax error found by the parser.
@@ -240,12 +242,12 @@ func (p *parser) keywordTypo(t *token, candidates []string) (string, bool) {
 	if t.kind != tIdent || IsKeyword(t.val) || p.kinds[t.val] {
 		return "", false
 	}
-	kw, d, ok := closest(t.val, candidates)
+	kw, d, ok := diag.Closest(t.val, candidates, diag.TypoLimit(t.val))
 	if !ok {
 		return "", false
 	}
 	if p.kinds != nil {
-		if _, kd, near := closest(t.val, p.kindList); near && kd <= d {
+		if _, kd, near := diag.Closest(t.val, p.kindList, diag.TypoLimit(t.val)); near && kd <= d {
 			return "", false
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/aguic/aguic/lang/diag"
 )
 
 // Subject is what an expectation looks at.
@@ -335,7 +337,7 @@ func parsePath(s string) ([]PathKey, error) {
 func suggestFrom(w string, words []string) string {
 	best, bestD := "", 3
 	for _, c := range words {
-		if d := distance(w, c); d < bestD && d <= len(c)/2 {
+		if d := diag.Distance(w, c); d < bestD && d <= len(c)/2 {
 			best, bestD = c, d
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/vm"
@@ -485,30 +486,10 @@ func isEnvName(s string) bool { return envPattern.MatchString(s) }
 func suggest(word string) string {
 	best, bestD := "", 3
 	for _, w := range lineWords {
-		if d := distance(strings.ToLower(word), w); d < bestD && d <= len(w)/2 {
+		if d := diag.Distance(strings.ToLower(word), w); d < bestD && d <= len(w)/2 {
 			best, bestD = w, d
 		}
 	}
 	return best
 }
 
-// distance is the edit distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
