@@ -492,4 +492,3 @@ func suggest(word string) string {
 	}
 	return best
 }
-
