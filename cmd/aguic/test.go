@@ -22,7 +22,7 @@ import (
 func testCommand() *command {
 	c := &command{
 		name:    "test",
-		args:    "[-v] [--run regexp] [--format text|github] [--junit file] [--update] [--parallel n] [--timeout d] [paths…]",
+		args:    "[-v] [--run regexp] [--format text|github] [--junit file] [--update] [--parallel n] [--timeout d] [--max-steps n] [paths…]",
 		summary: "run the tests of workflows",
 		doc: `
 Test runs the tests of workflows: the .wftest files named by paths, or
