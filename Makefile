@@ -90,6 +90,7 @@ fuzz:
 	$(GO) test ./stdlib/llm -run '^$$' -fuzz '^FuzzParseScript$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./mcplock -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 	$(GO) test ./wftest -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
+	$(GO) test ./lsp -run '^$$' -fuzz '^FuzzCursor$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 ## bench: every benchmark, once
 bench:
