@@ -106,6 +106,21 @@ var builtinRoots = []string{"agent", "input", "user"}
 // their Locked entry from it, and the calls of their tools are checked
 // against it.
 func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
+	return compile(reg, false, srcs)
+}
+
+// Check reports the diagnostics Compile reports for srcs, without the
+// program: what it builds of a file is let go once the file is checked,
+// and the file's syntax tree is parsed again then rather than kept from
+// the first pass (which only learns the names the files declare), so that
+// checking many files holds little more than their text in memory.
+func Check(reg *vm.Registry, srcs ...Source) diag.List {
+	_, diags := compile(reg, true, srcs)
+	return diags
+}
+
+// compile is Compile, or Check when checkOnly.
+func compile(reg *vm.Registry, checkOnly bool, srcs []Source) (*vm.Program, diag.List) {
 	sh := newShared(reg)
 	cleaned := make([]Source, len(srcs))
 	var wfSrcs, lockSrcs []Source
@@ -123,6 +138,9 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	forEach(len(wfSrcs), func(i int) {
 		text := wfSrcs[i].Text
 		f, diags := lang.Parse(wfSrcs[i].Name, text, lang.WithKinds(kinds))
+		if checkOnly && f != nil {
+			f = declarations(f)
+		}
 		parsed[i] = &fileCompiler{shared: sh, src: text, file: diag.NewFile(wfSrcs[i].Name, text), ast: f, diags: diags}
 	})
 
@@ -137,7 +155,7 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 			span := fc.span(w.Name.Pos, w.Name.EndPos)
 			if ids[w.Name.Name] {
 				fc.diags.Add(diag.Errorf(span, CodeDuplicateID, "workflow %q is already defined", w.Name.Name).WithRelated(first[w.Name.Name], firstDefined))
-				fc.skip = append(fc.skip, w)
+				fc.skip = append(fc.skip, w.Pos.Offset)
 				continue
 			}
 			ids[w.Name.Name] = true
@@ -151,15 +169,32 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 	servers := sh.declareServers(parsed, locks)
 
 	forEach(len(parsed), func(i int) {
-		if fc := parsed[i]; fc.ast != nil {
-			syntax := len(fc.diags)
-			fc.compile()
-			fc.diags = afterSyntaxErrors(fc.ast, fc.diags[:syntax], fc.diags[syntax:])
+		fc := parsed[i]
+		if checkOnly && fc.ast != nil {
+			// The whole tree, again: the first pass kept only declarations.
+			fc.ast, _ = lang.Parse(fc.file.Name, fc.src, lang.WithKinds(kinds))
+		}
+		if fc.ast == nil {
+			return
+		}
+		syntax := len(fc.diags)
+		fc.compile()
+		fc.diags = afterSyntaxErrors(fc.ast, fc.diags[:syntax], fc.diags[syntax:])
+		if checkOnly {
+			// What the checks across files need of a workflow: its id and
+			// whether it is a conversation.
+			for i, w := range fc.workflows {
+				fc.workflows[i] = &vm.Workflow{ID: w.ID, Conversation: w.Conversation}
+			}
+			fc.ast = nil
 		}
 	})
 
 	all := lockDiags
-	_, hash := Bundle(cleaned)
+	var hash string
+	if !checkOnly {
+		_, hash = Bundle(cleaned)
+	}
 	prog := &vm.Program{Hash: hash, Servers: servers}
 	var calls []callRef
 	for _, fc := range parsed {
@@ -194,6 +229,16 @@ func Compile(reg *vm.Registry, srcs ...Source) (*vm.Program, diag.List) {
 		return 0
 	})
 	return prog, all
+}
+
+// declarations is what the first pass of Check keeps of a file's tree:
+// its MCP servers, and its workflows' names without their bodies.
+func declarations(f *lang.File) *lang.File {
+	d := &lang.File{Pos: f.Pos, EndPos: f.EndPos, Name: f.Name, Servers: f.Servers, Lost: f.Lost}
+	for _, w := range f.Workflows {
+		d.Workflows = append(d.Workflows, &lang.Workflow{Pos: w.Pos, EndPos: w.EndPos, Name: w.Name})
+	}
+	return d
 }
 
 // afterSyntaxErrors returns the syntax diagnostics of file followed by its
@@ -364,7 +409,7 @@ type fileCompiler struct {
 	file  *diag.File
 	ast   *lang.File
 	diags diag.List
-	skip  []*lang.Workflow // duplicate ids, already reported: checked, not kept
+	skip  []int // offsets of the workflows whose ids are duplicates, already reported: checked, not kept
 
 	workflows []*vm.Workflow
 	calls     []callRef // calls of the workflows kept in the program
@@ -383,7 +428,7 @@ func (c *fileCompiler) compile() {
 	for _, w := range c.ast.Workflows {
 		calls := len(c.calls)
 		wf := c.workflow(w)
-		if slices.Contains(c.skip, w) {
+		if slices.Contains(c.skip, w.Pos.Offset) {
 			// A duplicate is checked, so its errors show, but not kept.
 			c.calls = c.calls[:calls]
 			continue

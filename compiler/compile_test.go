@@ -42,6 +42,7 @@ func TestCheck(t *testing.T) {
 				}
 			}
 			prog, diags := compiler.Compile(reg, srcs...)
+			sameCheck(t, reg, srcs, diags)
 			got := map[string]string{"want": renderDiags(diags), "graph": ""}
 			if prog != nil {
 				got["graph"] = dumpProgram(prog)
@@ -51,6 +52,15 @@ func TestCheck(t *testing.T) {
 			}
 			compare(t, path, ar, got)
 		})
+	}
+}
+
+// sameCheck fails t unless Check reports for srcs what Compile did,
+// diags.
+func sameCheck(t *testing.T, reg *vm.Registry, srcs []compiler.Source, diags diag.List) {
+	t.Helper()
+	if got, want := renderDiags(compiler.Check(reg, srcs...)), renderDiags(diags); got != want {
+		t.Errorf("Check reports\n%s\nCompile reports\n%s", got, want)
 	}
 }
 

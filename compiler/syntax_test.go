@@ -34,6 +34,7 @@ func TestSyntaxErrors(t *testing.T) {
 				}
 			}
 			_, diags := compiler.Compile(reg, srcs...)
+			sameCheck(t, reg, srcs, diags)
 			if !diags.HasErrors() {
 				t.Errorf("no error")
 			}

@@ -108,7 +108,7 @@ func check(e *env, format string, paths []string, stdin *compiler.Source) int {
 	if !ok {
 		return exitUsage
 	}
-	_, diags := compiler.Compile(stdlib.Registry(), srcs...)
+	diags := compiler.Check(stdlib.Registry(), srcs...)
 	var err error
 	switch format {
 	case "json":
