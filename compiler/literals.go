@@ -92,11 +92,6 @@ func (c *fileCompiler) checkModel(v *vm.Value, providers []string) {
 		return
 	}
 	meant := misspelling(provider, providers)
-	for _, p := range providers {
-		if strings.EqualFold(p, provider) {
-			meant = p
-		}
-	}
 	if meant == "" {
 		return
 	}

@@ -75,11 +75,6 @@ func (c *fileCompiler) checkField(root string, keys []string, span diag.Span) {
 	}
 	slices.Sort(names)
 	meant := misspelling(field, names)
-	for _, name := range names {
-		if strings.EqualFold(name, field) {
-			meant = name
-		}
-	}
 	if meant == "" {
 		return
 	}

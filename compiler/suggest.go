@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/aguic/aguic/lang/diag"
 )
@@ -24,12 +25,17 @@ func closest(name string, candidates []string) string {
 }
 
 // misspelling returns the candidate that name is a misspelling of: one
-// that differs from it by at most one edit, or two for names of 8 runes
-// or more; else "". It is stricter than closest, for names that may
-// rightly be unknown to the compiler (a field a hook adds to $agent, a
-// model provider of the program's own), where only a near miss is
-// reported.
+// that differs from it only in case, else one that differs by at most one
+// edit, or two for names of 8 runes or more; else "". It is stricter than
+// closest, for names that may rightly be unknown to the compiler (a field
+// a hook adds to $agent, a model provider of the program's own), where
+// only a near miss is reported.
 func misspelling(name string, candidates []string) string {
+	for _, c := range candidates {
+		if c != name && strings.EqualFold(c, name) {
+			return c
+		}
+	}
 	limit := 1
 	if len([]rune(name)) >= 8 {
 		limit = 2

@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -183,21 +182,11 @@ func (s *Server) sources(dir string, mine []*document, open map[string]*document
 // projectFiles lists the .wf files of project dir, sorted.
 func projectFiles(dir string) []string {
 	var files []string
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // unreadable parts are left out, as they come and go
-		}
-		hidden := path != dir && strings.HasPrefix(d.Name(), ".")
-		if d.IsDir() {
-			if hidden || (path != dir && d.Name() == "node_modules") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !hidden && strings.HasSuffix(d.Name(), ".wf") {
+	_ = compiler.Walk(dir, ".wf", func(path string, err error) error {
+		if err == nil {
 			files = append(files, path)
 		}
-		return nil
+		return nil // unreadable parts are left out, as they come and go
 	})
 	slices.Sort(files)
 	return files

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aguic/aguic/internal/jsonenc"
 	"github.com/aguic/aguic/server/agui"
 	"github.com/aguic/aguic/stdlib"
 	"github.com/aguic/aguic/stdlib/llm"
@@ -567,13 +568,11 @@ func (r *runner) describeOutcome(o vm.Outcome) string {
 // jsonText renders v as compact JSON, keys sorted, HTML characters as
 // they are.
 func jsonText(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonenc.Append(nil, v)
+	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return string(b)
 }
 
 // canonical is v as the context holds JSON: a round trip through JSON.

@@ -41,22 +41,13 @@ func wfFiles(e *env, paths []string) (files []string, ok bool) {
 			add(p)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = compiler.Walk(p, ".wf", func(path string, err error) error {
 			if err != nil {
 				e.errorf("%v", err)
 				ok = false
 				return nil
 			}
-			hidden := path != p && strings.HasPrefix(d.Name(), ".")
-			if d.IsDir() {
-				if hidden || (path != p && d.Name() == "node_modules") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !hidden && strings.HasSuffix(d.Name(), ".wf") {
-				add(path)
-			}
+			add(path)
 			return nil
 		})
 		if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -161,20 +160,11 @@ func testFiles(e *env, paths []string) ([]string, bool) {
 			files = append(files, filepath.Clean(p))
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		err = compiler.Walk(p, wftest.Ext, func(path string, err error) error {
 			if err != nil {
 				return err
 			}
-			hidden := path != p && strings.HasPrefix(d.Name(), ".")
-			if d.IsDir() {
-				if hidden || (path != p && d.Name() == "node_modules") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !hidden && strings.HasSuffix(d.Name(), wftest.Ext) {
-				files = append(files, path)
-			}
+			files = append(files, path)
 			return nil
 		})
 		if err != nil {
