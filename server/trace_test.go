@@ -247,8 +247,6 @@ func TestTraceServedRun(t *testing.T) {
 		"gen_ai.operation.name":  "invoke_agent",
 		"gen_ai.agent.name":      "traced",
 		"gen_ai.conversation.id": "c1",
-		"aguic.workflow":         "traced",
-		"aguic.thread":           "c1",
 		"aguic.run.id":           "r1",
 		"aguic.run.trigger":      "request",
 		"aguic.run.outcome":      "suspended",

@@ -2,11 +2,11 @@ package telemetry
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -15,15 +15,12 @@ import (
 
 // The aguic.* attributes: what the semantic conventions have no name for.
 const (
-	AttrWorkflow      = attribute.Key("aguic.workflow")       // the workflow's id
-	AttrThread        = attribute.Key("aguic.thread")         // the thread's id
 	AttrRunID         = attribute.Key("aguic.run.id")         // the run's id
 	AttrTrigger       = attribute.Key("aguic.run.trigger")    // what began the run: request, queued, wake, recovery
 	AttrOutcome       = attribute.Key("aguic.run.outcome")    // finished, suspended, cancelled, failed
 	AttrWait          = attribute.Key("aguic.run.wait")       // what a suspended run waits for
-	AttrNodeID        = attribute.Key("aguic.node.id")        // the node's id: its label, or one derived from its place
 	AttrNodeKind      = attribute.Key("aguic.node.kind")      // the node's kind
-	AttrNodeNext      = attribute.Key("aguic.node.next")      // the node the flow goes on with
+	AttrNodeNext      = attribute.Key("aguic.node.next")      // the node the flow goes on with, after a branch or a failure
 	AttrNodeSuspended = attribute.Key("aguic.node.suspended") // the run suspended at the node
 	AttrMCPServer     = attribute.Key("aguic.mcp.server")     // the MCP server's name in the program
 )
@@ -73,8 +70,6 @@ func (t *Tracing) StartRun(parent context.Context, info RunInfo) *Run {
 			semconv.GenAIOperationNameInvokeAgent,
 			semconv.GenAIAgentName(info.Workflow),
 			semconv.GenAIConversationID(info.Thread),
-			AttrWorkflow.String(info.Workflow),
-			AttrThread.String(info.Thread),
 			AttrRunID.String(info.RunID),
 			AttrTrigger.String(trigger),
 		))
@@ -100,20 +95,45 @@ func (r *Run) Chain(f *vm.Frame) {
 		return
 	}
 	if tp, ok := f.Hidden[hiddenKey].(string); ok {
-		prev := trace.SpanContextFromContext(r.t.prop.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}))
-		if prev.IsValid() {
-			r.span.AddLink(trace.Link{SpanContext: prev, Attributes: []attribute.KeyValue{attribute.String("aguic.link", "previous_run")}})
+		if prev, ok := parseTraceparent(tp); ok {
+			r.span.AddLink(trace.Link{SpanContext: prev})
 		}
 	}
 	switch sc := r.span.SpanContext(); {
 	case sc.IsValid() && r.span.IsRecording():
-		c := propagation.MapCarrier{}
-		r.t.prop.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
-		f.SetHidden(hiddenKey, c["traceparent"])
+		f.SetHidden(hiddenKey, formatTraceparent(sc))
 	case f.Hidden[hiddenKey] != nil:
 		// A run the sampler left out: the next run has no span to link to.
 		f.SetHidden(hiddenKey, nil)
 	}
+}
+
+// formatTraceparent writes sc as W3C Trace Context writes a traceparent
+// header (version 00).
+func formatTraceparent(sc trace.SpanContext) string {
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+}
+
+// parseTraceparent reads what formatTraceparent wrote: the span context of
+// a span that ended, in this process or another.
+func parseTraceparent(tp string) (trace.SpanContext, bool) {
+	const size = len("00-") + 32 + 1 + 16 + 1 + 2
+	if len(tp) != size || tp[:3] != "00-" || tp[35] != '-' || tp[52] != '-' {
+		return trace.SpanContext{}, false
+	}
+	tid, err := trace.TraceIDFromHex(tp[3:35])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	sid, err := trace.SpanIDFromHex(tp[36:52])
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	flags, err := strconv.ParseUint(tp[53:], 16, 8)
+	if err != nil {
+		return trace.SpanContext{}, false
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags) & trace.FlagsSampled, Remote: true}), true
 }
 
 // Nodes returns the observer that traces the nodes of the run's main flow
@@ -139,7 +159,7 @@ func (t *Tracing) nodeStart(n *vm.Node) *nodeStart {
 	if s, ok := t.nodes.Load(n); ok {
 		return s.(*nodeStart)
 	}
-	attrs := []attribute.KeyValue{AttrNodeID.String(n.ID), AttrNodeKind.String(n.Kind)}
+	attrs := []attribute.KeyValue{AttrNodeKind.String(n.Kind)}
 	if sp := n.Span; sp.Start.IsValid() {
 		attrs = append(attrs, semconv.CodeFilePath(sp.File), semconv.CodeLineNumber(sp.Start.Line), semconv.CodeColumnNumber(sp.Start.Col))
 	}
@@ -179,7 +199,9 @@ func (o *runNodes) NodeFinished(n *vm.Node, end vm.NodeEnd) error {
 	r.node = nil
 	r.mu.Unlock()
 	if span != nil {
-		if end.Next != "" {
+		if end.Next != "" && (len(n.Edges) > 1 || end.Err != nil) {
+			// Which way a branch went, or the catch a failure went to: a
+			// node of one edge that completed goes on with it.
 			span.SetAttributes(AttrNodeNext.String(end.Next))
 		}
 		if e := end.Err; e != nil {
@@ -211,20 +233,24 @@ func (r *Run) End(o vm.Outcome, err error) {
 		}
 		node.End()
 	}
+	// One call of SetAttributes: each copies the span's attributes.
+	var attrs [3]attribute.KeyValue
+	set := attrs[:0]
 	switch {
 	case err != nil:
-		r.span.SetAttributes(AttrOutcome.String("error"), semconv.ErrorTypeKey.String("_OTHER"))
+		set = append(set, AttrOutcome.String("error"), semconv.ErrorTypeKey.String("_OTHER"))
 		r.span.SetStatus(codes.Error, err.Error())
 	default:
-		r.span.SetAttributes(AttrOutcome.String(string(o.Status)))
+		set = append(set, AttrOutcome.String(string(o.Status)))
 		if o.Wait != nil {
-			r.span.SetAttributes(AttrWait.String(string(o.Wait.Kind)))
+			set = append(set, AttrWait.String(string(o.Wait.Kind)))
 		}
 		if o.Status == vm.Failed && o.Err != nil {
-			r.span.SetAttributes(semconv.ErrorTypeKey.String(o.Err.Code))
+			set = append(set, semconv.ErrorTypeKey.String(o.Err.Code))
 			r.span.SetStatus(codes.Error, o.Err.Message)
 		}
 	}
+	r.span.SetAttributes(set...)
 	r.span.End()
 }
 

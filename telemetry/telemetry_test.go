@@ -43,7 +43,7 @@ func flush(t *testing.T, tr *telemetry.Tracing, recv *otlptest.Receiver) []otlpt
 }
 
 // clearOTEL unsets the variables that would turn tracing on.
-func clearOTEL(t *testing.T) {
+func clearOTEL(t testing.TB) {
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", telemetry.CaptureContentVar} {
 		t.Setenv(v, "")

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/aguic/aguic/internal/aimock"
 )
@@ -56,13 +59,17 @@ var observeModes = []struct {
 // OTLP/HTTP to a receiver in the benchmark's process. Two conversations:
 // chat, whose turn says one line and suspends (the cheapest turn there
 // is, so an overhead shows most), and ask, whose turn asks a model
-// through aimock (observeModelChat). 16 clients play conversations of 10
-// turns. The processes take turns, three rounds, so the machine's drift
-// touches them alike; compare aguic-µs/turn, the CPU time of the serve
-// process per turn (read from /proc: the clients, aimock and the
-// receiver are not counted).
+// through aimock (observeModelChat).
 //
-//	go test ./cmd/aguic -run '^$' -bench ServeObserved -benchtime 4000x
+// The four processes serve at the same time, each b.N turns from 4
+// clients playing conversations of 10 turns, so that what the machine
+// does meanwhile (the clients, aimock, the other processes, the disk)
+// touches them alike. Each reports the CPU time of its process per turn
+// (read from /proc: the clients, aimock and the receiver are not
+// counted), MODE-µs/turn, and what it costs more than off, MODE-%. Five
+// rounds; compare their medians.
+//
+//	go test ./cmd/aguic -run '^$' -bench ServeObserved -benchtime 2000x
 func BenchmarkServeObserved(b *testing.B) {
 	mock := aimock.Start(b, aimock.Fixture{
 		Response: aimock.Response{
@@ -86,7 +93,7 @@ func BenchmarkServeObserved(b *testing.B) {
 			base = append(base, v)
 		}
 	}
-	sets := make([]*replicaSet, len(observeModes))
+	procs := make([]*crashProc, len(observeModes))
 	for i, m := range observeModes {
 		env := append([]string(nil), base...)
 		if m.tracing {
@@ -101,15 +108,63 @@ func BenchmarkServeObserved(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { stopReplica(b, p) })
-		sets[i] = &replicaSet{procs: []*crashProc{p}}
+		procs[i] = p
 	}
 	for _, wf := range []string{"chat", "ask"} {
-		for range 3 {
-			for i, m := range observeModes {
-				b.Run(wf+"/"+m.name, func(b *testing.B) {
-					sets[i].measure(b, wf, "How long should green tea steep?", false, false, 16)
-				})
-			}
+		b.Run(wf, func(b *testing.B) {
+			measureTogether(b, procs, wf, "How long should green tea steep?", 4)
+		})
+	}
+}
+
+// measureTogether plays b.N turns of workflow wf on each of procs at the
+// same time, from clients clients each, and reports the CPU time of each
+// process per turn, under the name of its mode (observeModes), and how
+// much more than the first's it is.
+func measureTogether(b *testing.B, procs []*crashProc, wf, message string, clients int) {
+	benchers := make([]*bencher, len(procs))
+	pids := make([]int, len(procs))
+	for i, p := range procs {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = clients
+		tr.DisableCompression = true
+		defer tr.CloseIdleConnections()
+		benchers[i] = &bencher{
+			o:      benchOptions{urls: []string{p.log.url + "/workflows/" + wf}, clients: clients, turns: 10, message: message},
+			client: &http.Client{Transport: tr},
+		}
+		pids[i] = p.cmd.Process.Pid
+	}
+	together := func(turns int) error {
+		errs := make([]error, len(benchers))
+		var wg sync.WaitGroup
+		for i, bn := range benchers {
+			wg.Go(func() { _, errs[i] = drive(bn, clients, turns, false) })
+		}
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+	if err := together(3 * clients); err != nil {
+		b.Fatalf("warm-up: %v", err)
+	}
+	before := procsCPU(pids)
+	b.ResetTimer()
+	err := together(b.N)
+	b.StopTimer()
+	after := procsCPU(pids)
+	if err != nil {
+		b.Fatal(err)
+	}
+	perTurn := make([]float64, len(procs))
+	for i, pid := range pids {
+		a, ok := after[pid]
+		if !ok {
+			b.Fatalf("the %s process died", observeModes[i].name)
+		}
+		perTurn[i] = float64(a-before[pid]) / float64(time.Microsecond) / float64(b.N)
+		b.ReportMetric(perTurn[i], observeModes[i].name+"-µs/turn")
+		if i > 0 {
+			b.ReportMetric(100*(perTurn[i]/perTurn[0]-1), observeModes[i].name+"-%")
 		}
 	}
 }
