@@ -17,16 +17,19 @@ import (
 type staleStranded struct {
 	store.Store
 	stale    []store.Key
-	acquired []store.Key
+	acquired []store.Key // the threads whose lease Claim took
 }
 
 func (s *staleStranded) Stranded(ctx context.Context, limit int) ([]store.Key, error) {
 	return s.stale, nil
 }
 
-func (s *staleStranded) Acquire(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, error) {
-	s.acquired = append(s.acquired, k)
-	return s.Store.Acquire(ctx, k, owner, ttl)
+func (s *staleStranded) Claim(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, []store.Run, error) {
+	l, runs, err := s.Store.Claim(ctx, k, owner, ttl)
+	if l != (store.Lease{}) {
+		s.acquired = append(s.acquired, k)
+	}
+	return l, runs, err
 }
 
 // TestClaimSkipsEndedRuns: a recovery that learns of a thread whose run

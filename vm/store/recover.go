@@ -111,9 +111,6 @@ func ClaimThread(ctx context.Context, st Store, key Key, owner string, ttl time.
 		ttl = time.Minute
 	}
 	rec := &Recovery{st: st}
-	if runs, err := st.Pending(ctx, key); err != nil || len(runs) == 0 {
-		return rec, err // nothing to recover (Acquire would create the thread)
-	}
 	if _, err := rec.claim(ctx, []Key{key}, owner, ttl); err != nil {
 		rec.Release(ctx)
 		return nil, err
@@ -128,32 +125,19 @@ func (rec *Recovery) claim(ctx context.Context, keys []Key, owner string, ttl ti
 	st := rec.st
 	taken := 0
 	for _, k := range keys {
-		// Read again before taking the lease: the list may be older than
-		// the end of a run that released its lease since, and a lease
-		// taken now, even for a moment, would turn away that thread's
-		// next request.
-		if runs, err := st.Pending(ctx, k); err != nil {
-			return taken, fmt.Errorf("the runs of thread %s: %w", k.Thread, err)
-		} else if len(runs) == 0 {
-			continue
-		}
-		l, err := st.Acquire(ctx, k, owner, ttl)
+		// The list may be older than the end of a run that released its
+		// lease since: Claim takes a lease only where runs are left.
+		l, runs, err := st.Claim(ctx, k, owner, ttl)
 		if errors.Is(err, ErrBusy) {
 			continue
 		}
 		if err != nil {
 			return taken, fmt.Errorf("take thread %s: %w", k.Thread, err)
 		}
-		taken++
-		runs, err := st.Pending(ctx, k)
-		if err != nil {
-			st.Release(context.WithoutCancel(ctx), l)
-			return taken, fmt.Errorf("the runs of thread %s: %w", k.Thread, err)
-		}
 		if len(runs) == 0 { // none, or recovered by another meanwhile
-			st.Release(context.WithoutCancel(ctx), l)
 			continue
 		}
+		taken++
 		c := &claim{runs: runs, lease: l, renewed: l}
 		c.stop = renew(context.WithoutCancel(ctx), st, &c.renewed, ttl, nil)
 		rec.claims = append(rec.claims, c)

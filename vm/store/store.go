@@ -193,6 +193,16 @@ type Store interface {
 	// Every new grant has a token higher than any earlier one for the key,
 	// across restarts and deletions.
 	Acquire(ctx context.Context, key Key, owner string, ttl time.Duration) (Lease, error)
+	// Claim takes the thread's lease for owner, as Acquire does, only
+	// while the thread has runs running or queued, and returns them as
+	// Pending orders them. It is one step with respect to Commit: a run
+	// whose last commit gives its lease up is either still running, and
+	// its lease held (ErrBusy), or over, and then Claim takes nothing. So
+	// recovery never holds the lease of a thread it has nothing to do on,
+	// which the thread's next request would find busy. ErrBusy while
+	// another owner's lease is unexpired; a zero Lease and no runs when the
+	// thread has none pending or does not exist (Claim creates no thread).
+	Claim(ctx context.Context, key Key, owner string, ttl time.Duration) (Lease, []Run, error)
 	// Renew extends a lease still held; ErrLeaseLost when it is not.
 	Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	// Release gives the lease up; ErrLeaseLost when it was not held.

@@ -3,6 +3,7 @@ package badger
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,39 +52,95 @@ func (s *Store) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
 		return fail(err)
 	}
 	defer s.leave()
-	tk := threadKey(k)
+	var runs []store.Run
+	err := s.db.View(func(txn *badgerdb.Txn) (err error) {
+		runs, err = pendingRuns(txn, threadKey(k))
+		return err
+	})
+	if err != nil {
+		return fail(err)
+	}
+	return runs, nil
+}
+
+// pendingRuns reads the running and queued runs of thread tk, as Pending
+// orders them.
+func pendingRuns(txn *badgerdb.Txn, tk []byte) ([]store.Run, error) {
+	h, found, err := readHeader(txn, tk)
+	if err != nil || !found {
+		return nil, err
+	}
 	var running, queued []store.Run
-	err := s.db.View(func(txn *badgerdb.Txn) error {
-		h, found, err := readHeader(txn, tk)
-		if err != nil || !found {
-			return err
-		}
-		for _, status := range []store.Status{store.Running, store.Queued} {
-			prefix := append(append(statusPrefix(status), tk...), be64(h.Gen)...)
-			it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix})
-			for it.Rewind(); it.Valid(); it.Next() {
-				id := string(it.Item().Key()[len(prefix):])
-				r, found, err := readRun(txn, tk, h.Gen, id)
-				if err != nil {
-					it.Close()
-					return err
-				}
-				if found && r.Status == status {
-					if status == store.Running {
-						running = append(running, r)
-					} else {
-						queued = append(queued, r)
-					}
+	for _, status := range []store.Status{store.Running, store.Queued} {
+		prefix := append(append(statusPrefix(status), tk...), be64(h.Gen)...)
+		it := txn.NewIterator(badgerdb.IteratorOptions{Prefix: prefix})
+		for it.Rewind(); it.Valid(); it.Next() {
+			id := string(it.Item().Key()[len(prefix):])
+			r, found, err := readRun(txn, tk, h.Gen, id)
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if found && r.Status == status {
+				if status == store.Running {
+					running = append(running, r)
+				} else {
+					queued = append(queued, r)
 				}
 			}
-			it.Close()
 		}
+		it.Close()
+	}
+	return append(running, store.SortQueued(queued)...), nil
+}
+
+// Claim takes the thread's lease while it has runs running or queued,
+// under the lock of the thread's slot: a commit that ends a run and gives
+// its lease up holds it too, so Claim sees the thread either before that
+// commit (the lease is held: ErrBusy) or after it (no run is left, and
+// nothing is taken).
+func (s *Store) Claim(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, []store.Run, error) {
+	fail := func(err error) (store.Lease, []store.Run, error) {
+		return store.Lease{}, nil, fmt.Errorf("claim %s: %w", keyName(k), err)
+	}
+	if owner == "" {
+		return fail(errors.New("no owner given"))
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	defer s.leave()
+	tk := threadKey(k)
+	var out store.Lease
+	var runs []store.Run
+	err := s.leases.with(tk, func(sl *slot) error {
+		now := time.Now().UTC()
+		if sl.owner != "" && sl.owner != owner && sl.expires.After(now) {
+			return store.ErrBusy
+		}
+		var h header
+		err := s.db.View(func(txn *badgerdb.Txn) (err error) {
+			var found bool
+			if h, found, err = readHeader(txn, tk); err != nil || !found {
+				return err
+			}
+			runs, err = pendingRuns(txn, tk)
+			return err
+		})
+		if err != nil || len(runs) == 0 {
+			return err
+		}
+		if sl.head == nil {
+			sl.head = &h
+		}
+		sl.owner, sl.token, sl.expires = owner, s.leases.last.Add(1), now.Add(ttl)
+		out = store.Lease{Key: k, Owner: owner, Token: sl.token, Expires: sl.expires, Version: sl.head.Version}
 		return nil
 	})
 	if err != nil {
 		return fail(err)
 	}
-	return append(running, store.SortQueued(queued)...), nil
+	return out, runs, nil
 }
 
 // Stranded lists the threads with a running or queued run whose lease is

@@ -105,3 +105,65 @@ func (s *Store) Release(ctx context.Context, l store.Lease) error {
 	s.changed(k)
 	return nil
 }
+
+// Claim takes the thread's lease while it has runs running or queued, in a
+// transaction that first locks the thread's row: a commit that ends a run
+// and gives its lease up locks it too, and the runs are read after the
+// lock is taken (a statement of its own, so it sees what that commit
+// wrote). Claim sees the thread either before such a commit (the lease is
+// held: ErrBusy) or after it (no run is left, and nothing is taken).
+func (s *Store) Claim(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, []store.Run, error) {
+	fail := func(err error) (store.Lease, []store.Run, error) {
+		return store.Lease{}, nil, fmt.Errorf("claim %s: %w", keyName(k), err)
+	}
+	if owner == "" {
+		return fail(errors.New("no owner given"))
+	}
+	if err := s.enter(ctx); err != nil {
+		return fail(err)
+	}
+	l := store.Lease{Key: k, Owner: owner}
+	var runs []store.Run
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id int64
+		var busy bool
+		err := tx.QueryRow(ctx, `SELECT id, lease_owner IS NOT NULL AND lease_owner <> $4 AND lease_expires > now()
+			FROM threads WHERE scope = $1 AND workflow = $2 AND thread = $3 FOR UPDATE`,
+			k.Scope, k.Workflow, k.Thread, owner).Scan(&id, &busy)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		case busy:
+			return store.ErrBusy
+		}
+		rows, err := tx.Query(ctx, `SELECT `+runColumns+` FROM threads t JOIN runs r ON r.thread_id = t.id
+			WHERE t.id = $1 AND r.status IN ('running', 'queued')
+			ORDER BY r.status = 'queued', r.started, r.id`, id)
+		if err != nil {
+			return err
+		}
+		if runs, err = collectRuns(rows); err != nil || len(runs) == 0 {
+			return err
+		}
+		var version int64
+		err = tx.QueryRow(ctx, `UPDATE threads SET lease_owner = $2, lease_token = nextval('lease_tokens'),
+			lease_expires = now() + $3 * interval '1 microsecond'
+			WHERE id = $1 RETURNING lease_token, lease_expires, version`, id, owner, ttl.Microseconds()).
+			Scan(&l.Token, &l.Expires, &version)
+		l.Version = uint64(version)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrBusy) {
+			return fail(err)
+		}
+		return fail(classify(ctx, err))
+	}
+	if len(runs) == 0 {
+		return store.Lease{}, nil, nil
+	}
+	l.Expires = l.Expires.UTC()
+	return l, runs, nil
+}

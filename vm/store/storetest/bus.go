@@ -14,6 +14,8 @@ import (
 var busChecks = []check{
 	{"Pending", checkPending},
 	{"Stranded", checkStranded},
+	{"Claim", checkClaim},
+	{"ClaimRacesRunEnd", checkClaimRacesRunEnd},
 	{"WatchCommit", checkWatchCommit},
 	{"WatchReleaseEnqueueDelete", checkWatchOthers},
 	{"Cancel", checkCancel},
@@ -143,6 +145,128 @@ func checkStranded(c *tc) {
 	}
 	if keys, err := c.s.Stranded(c.ctx, 1); err != nil || len(keys) != 1 {
 		c.Errorf("Stranded(limit 1): %s, %v; want one thread", fmtKeys(keys), err)
+	}
+}
+
+func checkClaim(c *tc) {
+	claim := func(k store.Key, owner string) (store.Lease, []string, error) {
+		c.Helper()
+		l, runs, err := c.s.Claim(c.ctx, k, owner, long)
+		ids := make([]string, len(runs))
+		for i, r := range runs {
+			ids[i] = r.ID
+		}
+		return l, ids, err
+	}
+	nothing := func(what string, k store.Key) {
+		c.Helper()
+		l, ids, err := claim(k, "recovery")
+		if err != nil || l != (store.Lease{}) || len(ids) != 0 {
+			c.Errorf("Claim of %s: %+v, %v, %v; want no lease, no runs, no error", what, l, ids, err)
+		}
+	}
+	start := func(k store.Key, owner string, ttl time.Duration) store.Lease {
+		c.Helper()
+		l := c.acquire(k, owner, ttl)
+		c.commit(l, store.Commit{Checkpoint: checkpoint(store.Running, "r1", 1), Run: mkRun("r1", k, store.Running), NewRun: true})
+		return l
+	}
+
+	missing := key("acme", "chat", "missing")
+	nothing("a thread that does not exist", missing)
+	if _, err := c.s.Thread(c.ctx, missing); !errors.Is(err, store.ErrNotFound) {
+		c.Errorf("Claim created thread %s: Thread says %v", ks(missing), err)
+	}
+	idle := key("acme", "chat", "idle")
+	c.create(idle, store.Suspended, 1)
+	nothing("a thread with no pending run", idle)
+	c.release(c.acquire(idle, "next-request", long)) // Claim left the lease free
+
+	held := key("acme", "chat", "held")
+	start(held, "alive", long)
+	if _, _, err := claim(held, "recovery"); !errors.Is(err, store.ErrBusy) {
+		c.Errorf("Claim of a thread whose lease is held: %v, want ErrBusy", err)
+	}
+
+	// A run whose last commit gave the lease up: nothing is left to claim.
+	ended := key("acme", "chat", "ended")
+	l := start(ended, "alive", long)
+	c.commit(l, store.Commit{Checkpoint: checkpoint(store.Suspended, "r1", 2), Run: mkRun("r1", ended, store.Finished), Release: true})
+	nothing("a thread whose run ended and released its lease", ended)
+	c.release(c.acquire(ended, "next-request", long))
+
+	// Stranded runs: a released lease, an expired one, a queued run.
+	released := key("acme", "chat", "released")
+	c.release(start(released, "gone", long))
+	expired := key("acme", "chat", "expired")
+	le := start(expired, "dead", 20*time.Millisecond)
+	queued := key("acme", "chat", "queued")
+	c.create(queued, store.Suspended, 1)
+	c.queue(queued, "q1", 1)
+	c.until(le)
+	for _, tc := range []struct {
+		k    store.Key
+		want []string
+	}{{released, []string{"r1"}}, {expired, []string{"r1"}}, {queued, []string{"q1"}}} {
+		l, ids, err := claim(tc.k, "recovery")
+		if err != nil || !slices.Equal(ids, tc.want) || l.Owner != "recovery" || l.Token == 0 {
+			c.Errorf("Claim of %s: %+v, %v, %v; want the lease and the runs %v", ks(tc.k), l, ids, err, tc.want)
+			continue
+		}
+		if _, err := c.s.Acquire(c.ctx, tc.k, "other", long); !errors.Is(err, store.ErrBusy) {
+			c.Errorf("Acquire of %s after Claim: %v, want ErrBusy", ks(tc.k), err)
+		}
+		c.commit(l, store.Commit{Run: mkRun(tc.want[0], tc.k, store.Finished), Release: true})
+	}
+	if _, err := c.s.Commit(c.ctx, le, store.Commit{Checkpoint: checkpoint(store.Finished, "r1", 2)}); !errors.Is(err, store.ErrLeaseLost) {
+		c.Errorf("a commit under the expired lease Claim took over: %v, want ErrLeaseLost", err)
+	}
+}
+
+// checkClaimRacesRunEnd: while runs start and end on a thread, each under
+// its lease and giving it up in its last commit, a claim never finds the
+// thread stranded, and so never takes its lease.
+func checkClaimRacesRunEnd(c *tc) {
+	k := key("acme", "chat", "busy")
+	c.create(k, store.Suspended, 1)
+	const turns = 200
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(done)
+		for i := range turns {
+			id := fmt.Sprintf("r%d", i)
+			l, err := c.s.Acquire(c.ctx, k, "server", long)
+			if err != nil {
+				c.Errorf("turn %d: Acquire: %v (a claim took the lease)", i, err)
+				return
+			}
+			if _, err := c.s.Commit(c.ctx, l, store.Commit{Checkpoint: checkpoint(store.Running, id, 1), Run: mkRun(id, k, store.Running), NewRun: true}); err != nil {
+				c.Errorf("turn %d: %v", i, err)
+				return
+			}
+			if _, err := c.s.Commit(c.ctx, l, store.Commit{Checkpoint: checkpoint(store.Suspended, id, 1), Run: mkRun(id, k, store.Finished), Release: true}); err != nil {
+				c.Errorf("turn %d: %v", i, err)
+				return
+			}
+		}
+	})
+	for claims := 0; ; claims++ {
+		select {
+		case <-done:
+			wg.Wait()
+			return
+		default:
+		}
+		l, runs, err := c.s.Claim(c.ctx, k, "recovery", long)
+		switch {
+		case errors.Is(err, store.ErrBusy):
+		case err != nil:
+			c.Fatalf("Claim: %v", err)
+		case l != (store.Lease{}) || len(runs) != 0:
+			c.s.Release(c.ctx, l)
+			c.Fatalf("claim %d took the lease of a thread whose runs all ran under a lease: %+v, runs %v", claims, l, runs)
+		}
 	}
 }
 

@@ -134,6 +134,12 @@ func (m *mem) Acquire(ctx context.Context, k store.Key, owner string, ttl time.D
 		th = &memThread{T: store.Thread{Key: k, Created: now, Updated: now}}
 		m.st.Threads = append(m.st.Threads, th)
 	}
+	return m.grant(th, k, owner, ttl, now)
+}
+
+// grant gives the lease of thread th to owner, unless another holds it;
+// m.mu is held.
+func (m *mem) grant(th *memThread, k store.Key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
 	held := th.Lease.Owner != "" && now.Before(th.Lease.Expires)
 	if m.bug == "release-keeps-lease" {
 		held = th.Lease.Token != 0 && now.Before(th.Lease.Expires)
@@ -150,6 +156,27 @@ func (m *mem) Acquire(ctx context.Context, k store.Key, owner string, ttl time.D
 	l := th.Lease
 	l.Version = th.T.Version
 	return l, nil
+}
+
+func (m *mem) Claim(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, []store.Run, error) {
+	if err := m.begin(ctx); err != nil {
+		return store.Lease{}, nil, err
+	}
+	defer m.mu.Unlock()
+	_, th := m.find(k)
+	if th == nil {
+		return store.Lease{}, nil, nil
+	}
+	now := m.now()
+	if th.Lease.Owner != "" && th.Lease.Owner != owner && now.Before(th.Lease.Expires) {
+		return store.Lease{}, nil, store.ErrBusy
+	}
+	runs := m.pending(k)
+	if len(runs) == 0 && m.bug != "claim-takes-idle" {
+		return store.Lease{}, nil, nil
+	}
+	l, err := m.grant(th, k, owner, ttl, now)
+	return l, runs, err
 }
 
 // current returns l's thread when l is its current lease.
@@ -543,6 +570,11 @@ func (m *mem) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
 		return nil, err
 	}
 	defer m.mu.Unlock()
+	return m.pending(k), nil
+}
+
+// pending is Pending; m.mu is held.
+func (m *mem) pending(k store.Key) []store.Run {
 	var running, queued []store.Run
 	for _, r := range m.st.Runs {
 		switch {
@@ -554,9 +586,9 @@ func (m *mem) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
 		}
 	}
 	if m.bug == "pending-unordered" {
-		return append(queued, running...), nil
+		return append(queued, running...)
 	}
-	return append(running, store.SortQueued(queued)...), nil
+	return append(running, store.SortQueued(queued)...)
 }
 
 func (m *mem) Stranded(ctx context.Context, n int) ([]store.Key, error) {
@@ -778,6 +810,7 @@ func TestMutants(t *testing.T) {
 		{"silent-watch", "Bus/WatchCommit"},
 		{"pending-unordered", "Bus/Pending"},
 		{"stranded-held", "Bus/Stranded"},
+		{"claim-takes-idle", "Bus/Claim"},
 		{"task-always", "Bus/TakeTask"},
 		{"release-ignored", "Commit/Release"},
 		{"load-now", "Backup/RoundTrip"},
