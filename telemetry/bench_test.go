@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
@@ -18,16 +20,17 @@ import (
 // the turn of the chat workflow of BenchmarkServeObserved (cmd/aguic):
 // the run's span, linked to the turn before, and the spans of the three
 // nodes it visits (the suspend it resumes at, a say, the suspend it stops
-// at), exported over OTLP/HTTP to a server on loopback that discards
-// them. cpu-µs/turn is the process's CPU time per turn, the exporter's
+// at). cpu-µs/turn is the process's CPU time per turn, the exporter's
 // included (spans are flushed every 100 turns, so none is dropped).
+//
+//   - traced: exported over OTLP/HTTP to a server on loopback that
+//     discards them;
+//   - traced-not-exported: given to an exporter that drops them, what the
+//     OpenTelemetry SDK costs by itself;
+//   - sampled-out: the sampler leaves the run out.
 func BenchmarkTraceTurn(b *testing.B) {
-	for _, sampled := range []bool{true, false} {
-		name := "sampled"
-		if !sampled {
-			name = "sampled-out"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, mode := range []string{"traced", "traced-not-exported", "sampled-out"} {
+		b.Run(mode, func(b *testing.B) {
 			sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				io.Copy(io.Discard, r.Body)
 				w.Header().Set("Content-Type", "application/x-protobuf")
@@ -35,10 +38,14 @@ func BenchmarkTraceTurn(b *testing.B) {
 			defer sink.Close()
 			clearOTEL(b)
 			b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.URL)
-			if !sampled {
+			opts := telemetry.Options{Version: "bench"}
+			switch mode {
+			case "traced-not-exported":
+				opts.Exporter = dropSpans{}
+			case "sampled-out":
 				b.Setenv("OTEL_TRACES_SAMPLER", "always_off")
 			}
-			tr, err := telemetry.Setup(context.Background(), telemetry.Options{Version: "bench"})
+			tr, err := telemetry.Setup(context.Background(), opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -74,6 +81,12 @@ func BenchmarkTraceTurn(b *testing.B) {
 		})
 	}
 }
+
+// dropSpans is an exporter that drops what it is given.
+type dropSpans struct{}
+
+func (dropSpans) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropSpans) Shutdown(context.Context) error                             { return nil }
 
 // cpuTime is the CPU time the process has used, in user and system mode.
 func cpuTime() time.Duration {

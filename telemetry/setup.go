@@ -51,12 +51,17 @@ type Options struct {
 	// Getenv reads the environment; nil means os.Getenv. The exporter
 	// reads the OTEL_EXPORTER_OTLP_* variables of the process itself.
 	Getenv func(string) string
+	// Exporter, when set, receives the spans instead of an OTLP exporter:
+	// a program that embeds aguic sends them where it wants. Tracing is
+	// then on without an OTLP endpoint, unless OTEL_SDK_DISABLED=true or
+	// OTEL_TRACES_EXPORTER=none.
+	Exporter sdktrace.SpanExporter
 }
 
 // Setup returns the tracing the environment asks for: spans exported over
 // OTLP/HTTP (protobuf) when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, else nil, which traces
-// nothing. OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, or to o.Exporter, else nil,
+// which traces nothing. OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it
 // off too. The exporter reads its endpoint, headers, timeout, compression
 // and TLS from the standard OTEL_EXPORTER_OTLP_* variables; the resource
 // has service.name "aguic" unless OTEL_SERVICE_NAME or
@@ -72,6 +77,32 @@ func Setup(ctx context.Context, o Options) (*Tracing, error) {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(getenv("OTEL_TRACES_EXPORTER"), "none") {
 		return nil, nil
 	}
+	exp := o.Exporter
+	if exp == nil {
+		var err error
+		if exp, err = otlpExporter(ctx, getenv); exp == nil || err != nil {
+			return nil, err
+		}
+	}
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "aguic"), attribute.String("service.version", o.Version)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("tracing: the resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	return &Tracing{
+		tp:      tp,
+		tracer:  tp.Tracer("github.com/aguic/aguic", trace.WithInstrumentationVersion(o.Version), trace.WithSchemaURL(SchemaURL)),
+		capture: strings.EqualFold(getenv(CaptureContentVar), "true"),
+	}, nil
+}
+
+// otlpExporter returns the OTLP/HTTP exporter the environment asks for, or
+// nil when it sets no endpoint.
+func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return nil, nil
 	}
@@ -90,20 +121,7 @@ func Setup(ctx context.Context, o Options) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
-	res, err := resource.New(ctx,
-		resource.WithAttributes(attribute.String("service.name", "aguic"), attribute.String("service.version", o.Version)),
-		resource.WithTelemetrySDK(),
-		resource.WithFromEnv(),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("tracing: the resource: %w", err)
-	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{
-		tp:      tp,
-		tracer:  tp.Tracer("github.com/aguic/aguic", trace.WithInstrumentationVersion(o.Version), trace.WithSchemaURL(SchemaURL)),
-		capture: strings.EqualFold(getenv(CaptureContentVar), "true"),
-	}, nil
+	return exp, nil
 }
 
 // On reports whether t traces.

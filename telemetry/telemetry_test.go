@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/aguic/aguic/internal/otlptest"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/telemetry"
@@ -131,6 +133,32 @@ func TestOff(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("a run without tracing allocates %v times, want 0", allocs)
+	}
+}
+
+// TestExporter: a program that embeds aguic gives its own exporter, and
+// tracing is on without an OTLP endpoint, unless the environment turns the
+// SDK off.
+func TestExporter(t *testing.T) {
+	clearOTEL(t)
+	exp := tracetest.NewInMemoryExporter()
+	tr, err := telemetry.Setup(context.Background(), telemetry.Options{Exporter: exp})
+	if err != nil || !tr.On() {
+		t.Fatalf("Setup with an exporter = %v, %v; want tracing on", tr, err)
+	}
+	r := tr.StartRun(context.Background(), telemetry.RunInfo{Workflow: "w", Thread: "t", RunID: "r"})
+	r.End(vm.Outcome{Status: vm.Finished}, nil)
+	if err := tr.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if spans := exp.GetSpans(); len(spans) != 1 || spans[0].Name != "invoke_agent w" {
+		t.Errorf("the exporter got %v, want the run's span", spans)
+	}
+	tr.Shutdown(context.Background())
+
+	t.Setenv("OTEL_SDK_DISABLED", "true")
+	if tr, err := telemetry.Setup(context.Background(), telemetry.Options{Exporter: exp}); tr != nil || err != nil {
+		t.Errorf("Setup with an exporter and OTEL_SDK_DISABLED=true = %v, %v; want nil, nil", tr, err)
 	}
 }
 
