@@ -378,7 +378,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 	if o.metrics {
 		mets = metrics.New()
 		opts.Models = mets.Models(opts.Models)
-		opts.ToolCall = mets.ToolCall()
+		opts.ToolCall = opts.ToolCall.And(mets.ToolCall())
 	}
 	reg := vm.NewRegistry()
 	stdlib.RegisterWith(reg, opts)
