@@ -1,14 +1,22 @@
 package telemetry
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
@@ -35,7 +43,8 @@ type Tracing struct {
 	tp      *sdktrace.TracerProvider
 	tracer  trace.Tracer
 	prop    propagation.TraceContext
-	capture bool // the messages of model calls go on their spans
+	capture bool  // the messages of model calls go on their spans
+	where   []any // Describe's key-value pairs
 
 	// nodes holds the *nodeStart of each *vm.Node whose visits were
 	// traced: nodes belong to the programs the process serves, which
@@ -56,6 +65,11 @@ type Options struct {
 	// then on without an OTLP endpoint, unless OTEL_SDK_DISABLED=true or
 	// OTEL_TRACES_EXPORTER=none.
 	Exporter sdktrace.SpanExporter
+	// Log, when set, receives what the SDK and its exporter report of
+	// themselves (an export that failed, a queue that overflowed), at
+	// warning level, instead of the standard library's log on standard
+	// error. It is process-wide: the SDK keeps one error handler.
+	Log *slog.Logger
 }
 
 // Setup returns the tracing the environment asks for: spans exported over
@@ -77,6 +91,9 @@ func Setup(ctx context.Context, o Options) (*Tracing, error) {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") || strings.EqualFold(getenv("OTEL_TRACES_EXPORTER"), "none") {
 		return nil, nil
 	}
+	if err := checkEnv(getenv); err != nil {
+		return nil, err
+	}
 	exp := o.Exporter
 	if exp == nil {
 		var err error
@@ -92,8 +109,13 @@ func Setup(ctx context.Context, o Options) (*Tracing, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the resource: %w", err)
 	}
+	if log := o.Log; log != nil {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "error", err.Error()) }))
+		otel.SetLogger(logr.FromSlogHandler(log.Handler()))
+	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return &Tracing{
+		where:   describe(getenv, o.Exporter != nil),
 		tp:      tp,
 		tracer:  tp.Tracer("github.com/aguic/aguic", trace.WithInstrumentationVersion(o.Version), trace.WithSchemaURL(SchemaURL)),
 		capture: strings.EqualFold(getenv(CaptureContentVar), "true"),
@@ -106,8 +128,13 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.Spa
 	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return nil, nil
 	}
-	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
-		return nil, fmt.Errorf("OTEL_TRACES_EXPORTER=%s: aguic exports traces over OTLP only (otlp, or none)", e)
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+		if e := getenv(v); e != "" {
+			if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, fmt.Errorf("%s=%s: want the URL of an OTLP/HTTP receiver, such as http://localhost:4318", v, e)
+			}
+			break
+		}
 	}
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		if p := getenv(v); p != "" {
@@ -122,6 +149,65 @@ func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.Spa
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
 	return exp, nil
+}
+
+// samplers are the values of OTEL_TRACES_SAMPLER the SDK knows; those
+// true take a ratio, OTEL_TRACES_SAMPLER_ARG.
+var samplers = map[string]bool{
+	"always_on": false, "always_off": false, "traceidratio": true,
+	"parentbased_always_on": false, "parentbased_always_off": false, "parentbased_traceidratio": true,
+}
+
+// checkEnv refuses the OTEL_* settings that the SDK would otherwise
+// replace by its defaults with a line on standard error: an exporter
+// other than OTLP, a sampler it does not know, a ratio that is not one.
+// Tracing everything when a sampler was asked for, or nothing when
+// another exporter was, is not what the operator meant.
+func checkEnv(getenv func(string) string) error {
+	if e := getenv("OTEL_TRACES_EXPORTER"); e != "" && e != "otlp" {
+		return fmt.Errorf("OTEL_TRACES_EXPORTER=%s: aguic exports traces over OTLP only (otlp, or none)", e)
+	}
+	name := getenv("OTEL_TRACES_SAMPLER")
+	if name == "" {
+		return nil
+	}
+	ratio, ok := samplers[name]
+	if !ok {
+		known := slices.Sorted(maps.Keys(samplers))
+		return fmt.Errorf("OTEL_TRACES_SAMPLER=%s: not a sampler; want one of %s", name, strings.Join(known, ", "))
+	}
+	if arg := getenv("OTEL_TRACES_SAMPLER_ARG"); ratio && arg != "" {
+		if r, err := strconv.ParseFloat(arg, 64); err != nil || r < 0 || r > 1 {
+			return fmt.Errorf("OTEL_TRACES_SAMPLER_ARG=%s: the ratio of %s is a number from 0 to 1, such as 0.1", arg, name)
+		}
+	}
+	return nil
+}
+
+// describe says where the spans go and which sampler keeps them.
+func describe(getenv func(string) string, own bool) []any {
+	where := "the program's exporter"
+	if !own {
+		where = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+		if where == "" {
+			where = strings.TrimSuffix(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+		}
+	}
+	sampler := cmp.Or(getenv("OTEL_TRACES_SAMPLER"), "parentbased_always_on")
+	if arg := getenv("OTEL_TRACES_SAMPLER_ARG"); arg != "" && samplers[sampler] {
+		sampler += " " + arg
+	}
+	return []any{"traces", where, "sampler", sampler}
+}
+
+// Describe returns key-value pairs for a log line that says where the
+// spans go and which sampler keeps them: "traces", the OTLP endpoint,
+// "sampler", OTEL_TRACES_SAMPLER and its ratio. None without tracing.
+func (t *Tracing) Describe() []any {
+	if t == nil {
+		return nil
+	}
+	return t.where
 }
 
 // On reports whether t traces.

@@ -3,13 +3,17 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/aguic/aguic/internal/otlptest"
+	"github.com/aguic/aguic/internal/syncbuf"
 	"github.com/aguic/aguic/stdlib/llm"
 	"github.com/aguic/aguic/telemetry"
 	"github.com/aguic/aguic/vm"
@@ -47,6 +51,7 @@ func flush(t *testing.T, tr *telemetry.Tracing, recv *otlptest.Receiver) []otlpt
 // clearOTEL unsets the variables that would turn tracing on.
 func clearOTEL(t testing.TB) {
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER",
+		"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG",
 		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", telemetry.CaptureContentVar} {
 		t.Setenv(v, "")
 	}
@@ -70,6 +75,18 @@ func TestSetup(t *testing.T) {
 		{name: "traces protocol first", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, on: true},
 		{name: "zipkin", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_EXPORTER": "zipkin"},
 			err: "OTEL_TRACES_EXPORTER=zipkin: aguic exports traces over OTLP only (otlp, or none)"},
+		{name: "console without an endpoint", vars: map[string]string{"OTEL_TRACES_EXPORTER": "console"},
+			err: "OTEL_TRACES_EXPORTER=console: aguic exports traces over OTLP only (otlp, or none)"},
+		{name: "endpoint without a scheme", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"},
+			err: "OTEL_EXPORTER_OTLP_ENDPOINT=127.0.0.1:4318: want the URL of an OTLP/HTTP receiver, such as http://localhost:4318"},
+		{name: "traces endpoint first", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "nonsense", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:4318/v1/traces"}, on: true},
+		{name: "ratio sampler", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}, on: true},
+		{name: "unknown sampler", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_SAMPLER": "bogus"},
+			err: "OTEL_TRACES_SAMPLER=bogus: not a sampler; want one of always_off, always_on, parentbased_always_off, parentbased_always_on, parentbased_traceidratio, traceidratio"},
+		{name: "ratio not a number", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "abc"},
+			err: "OTEL_TRACES_SAMPLER_ARG=abc: the ratio of traceidratio is a number from 0 to 1, such as 0.1"},
+		{name: "ratio above one", vars: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "5"},
+			err: "OTEL_TRACES_SAMPLER_ARG=5: the ratio of parentbased_traceidratio is a number from 0 to 1, such as 0.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clearOTEL(t)
@@ -159,6 +176,33 @@ func TestExporter(t *testing.T) {
 	t.Setenv("OTEL_SDK_DISABLED", "true")
 	if tr, err := telemetry.Setup(context.Background(), telemetry.Options{Exporter: exp}); tr != nil || err != nil {
 		t.Errorf("Setup with an exporter and OTEL_SDK_DISABLED=true = %v, %v; want nil, nil", tr, err)
+	}
+}
+
+// TestLog: what the SDK reports of itself, a failed export, goes to the
+// logger given, and Describe says where the spans go.
+func TestLog(t *testing.T) {
+	clearOTEL(t)
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", dead.URL)
+	t.Setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1000")
+	t.Setenv("OTEL_TRACES_SAMPLER", "parentbased_traceidratio")
+	t.Setenv("OTEL_TRACES_SAMPLER_ARG", "1")
+	var buf syncbuf.Buffer
+	tr, err := telemetry.Setup(context.Background(), telemetry.Options{Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
+	if got, want := fmt.Sprint(tr.Describe()), "[traces "+dead.URL+"/v1/traces sampler parentbased_traceidratio 1]"; got != want {
+		t.Errorf("Describe() = %s, want %s", got, want)
+	}
+	r := tr.StartRun(context.Background(), telemetry.RunInfo{Workflow: "w", Thread: "t", RunID: "r"})
+	r.End(vm.Outcome{Status: vm.Finished}, nil)
+	tr.Shutdown(context.Background())
+	if out := buf.String(); !strings.Contains(out, "level=WARN msg=tracing error=") || !strings.Contains(out, "/v1/traces") {
+		t.Errorf("the log has no warning of the failed export:\n%s", out)
 	}
 }
 

@@ -132,7 +132,7 @@ aguic run --workflow chat workflows < turns.txt`,
 				e.errorf("%v", err)
 				return exitUsage
 			}
-			tracing, err := setupTracing(context.Background(), &opts)
+			tracing, err := setupTracing(context.Background(), &opts, quietLog(e))
 			if err != nil {
 				e.errorf("%v", err)
 				return exitUsage

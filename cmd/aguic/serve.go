@@ -366,7 +366,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		e.errorf("%v", err)
 		return exitUsage
 	}
-	tracing, err := setupTracing(ctx, &opts)
+	tracing, err := setupTracing(ctx, &opts, log)
 	if err != nil {
 		e.errorf("%v", err)
 		return exitUsage
@@ -466,6 +466,7 @@ func serve(ctx context.Context, e *env, o serveOptions) int {
 		attrs = append(attrs, "mcp", url+strings.TrimSuffix(o.basePath, "/")+"/mcp")
 	}
 	attrs = append(attrs, "docs", url+"/docs", "openapi", url+"/openapi.json", "store", o.where.String())
+	attrs = append(attrs, tracing.Describe()...)
 	log.Info("serving", attrs...)
 	if o.ready != nil {
 		o.ready(url)

@@ -73,6 +73,10 @@ workflow orders {
 	if c := srv.stop(); c != exitOK {
 		t.Fatalf("serve exited with %d: %s", c, srv.stderr.String())
 	}
+	// The log says where the spans go.
+	if want := "traces=" + recv.URL + "/v1/traces sampler=parentbased_always_on"; !strings.Contains(srv.stderr.String(), want) {
+		t.Errorf("the log does not say %q:\n%s", want, srv.stderr.String())
+	}
 
 	var tool, get *otlptest.Span
 	spans := recv.Spans()
