@@ -282,8 +282,9 @@ func (s *Server) begin(ctx context.Context, req runRequest) (reply, error) {
 	if model != "" {
 		vm.SetRequestModel(agent, model)
 	}
-	// The hook sees every run request, also one the snapshot answers: a
-	// request it refuses gets nothing of the thread.
+	// The hook sees every run request, also one the snapshot answers (a
+	// reload): a run request it refuses gets nothing of the thread. The
+	// read routes are guarded by the scope alone.
 	hook, err := s.hookRequest(ctx, in, wf, key, agent)
 	if err != nil {
 		s.cfg.Metrics.RunEnded(wf.ID, outcomeRejected)
