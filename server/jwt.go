@@ -400,6 +400,10 @@ func (j *JWT) Verify(ctx context.Context, token string) (Identity, error) {
 		return refused("the token was issued in the future (iat)")
 	case errors.Is(err, jwt.MissingRequiredClaimError()):
 		return refused("the token has no expiry (exp)")
+	case j.userNotString(msg.Payload()):
+		// jwx reads sub as a string, as RFC 7519 makes it: a user claim
+		// sub of another type fails here, before identity reads it.
+		return refused("the claim %s of the token, the user, is not a string", j.cfg.UserClaim)
 	default:
 		return refused("the token's claims cannot be read")
 	}
@@ -463,6 +467,21 @@ func (j *JWT) identity(payload []byte) (Identity, error) {
 		}
 	}
 	return Identity{ID: id, Claims: sel}, nil
+}
+
+// userNotString reports whether payload has the user claim with a value
+// other than a string or null.
+func (j *JWT) userNotString(payload []byte) bool {
+	var claims map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return false
+	}
+	v, ok := claims[j.cfg.UserClaim]
+	if !ok {
+		return false
+	}
+	var s *string
+	return json.Unmarshal(v, &s) != nil
 }
 
 // keysFor returns the keys that may have signed a token of key id kid
