@@ -26,6 +26,15 @@ func (c *command) envName(flagName string) string {
 	return defaultEnvName(flagName)
 }
 
+// setting names the flag flagName in errors as it was set: its
+// environment variable when fromEnv set it, else --flagName.
+func (c *command) setting(flagName string) string {
+	if v, ok := c.fromVars[flagName]; ok {
+		return v
+	}
+	return "--" + flagName
+}
+
 // fromEnv sets every flag the command line left out to the value of its
 // environment variable, when getenv finds one that is not empty. A value
 // is checked as the same text on the command line is; the error names the
@@ -45,6 +54,10 @@ func (c *command) fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		}
 		switch err := fs.Set(f.Name, text); {
 		case err == nil:
+			if c.fromVars == nil {
+				c.fromVars = map[string]string{}
+			}
+			c.fromVars[f.Name] = name
 		case isBool(f):
 			// strconv.ParseBool takes 1, t, T, TRUE, true, True and
 			// their opposites.

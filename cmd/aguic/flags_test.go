@@ -107,6 +107,35 @@ func TestBoolFromEnv(t *testing.T) {
 	}
 }
 
+// TestSetting: a flag's setting is named as it was given: the variable
+// fromEnv set it from, else the flag.
+func TestSetting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "--webhook-secret"},
+		{[]string{"--webhook-secret", "x"}, nil, "--webhook-secret"},
+		{nil, map[string]string{"AGUIC_WEBHOOK_SECRET": "x"}, "AGUIC_WEBHOOK_SECRET"},
+		{[]string{"--webhook-secret", "x"}, map[string]string{"AGUIC_WEBHOOK_SECRET": "y"}, "--webhook-secret"},
+	} {
+		c := serveCommand()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.flags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.fromEnv(fs, func(name string) string { return tc.env[name] }); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.setting("webhook-secret"); got != tc.want {
+			t.Errorf("args %q, env %v: %s, want %s", tc.args, tc.env, got, tc.want)
+		}
+	}
+}
+
 // TestCommandHelp checks every command's help: a summary, a doc, what its
 // exit statuses mean; every flag described, in the synopsis and in the
 // help with its environment variable; examples for the main commands.
