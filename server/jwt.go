@@ -317,7 +317,8 @@ func (j *JWT) Auth(r *http.Request) (Identity, error) {
 
 // BearerAuth is a Config.Auth that accepts a bearer token of tokens, and
 // a JWT that j verifies; either may be nil. A token of the static list
-// wins; any other token with the shape of a JWT goes to j.
+// wins; with j, any other token goes to j, so one that is not a JWT (an
+// opaque access token, say) is refused with that reason.
 func BearerAuth(tokens *Tokens, j *JWT) func(*http.Request) (Identity, error) {
 	return func(r *http.Request) (Identity, error) {
 		token, err := bearerToken(r)
@@ -329,7 +330,7 @@ func BearerAuth(tokens *Tokens, j *JWT) func(*http.Request) (Identity, error) {
 				return Identity{ID: name}, nil
 			}
 		}
-		if j != nil && strings.Count(token, ".") == 2 {
+		if j != nil {
 			return j.Verify(r.Context(), token)
 		}
 		return Identity{}, &TokenError{Reason: "the bearer token is not valid"}
@@ -349,7 +350,9 @@ func (j *JWT) Verify(ctx context.Context, token string) (Identity, error) {
 		return refused("the token is longer than %d bytes", maxJWT)
 	}
 	if strings.Count(token, ".") != 2 {
-		return refused("the token is not a JWT: a JWT is three base64url parts separated by dots")
+		// An opaque access token, most often: what a provider issues
+		// when the client asks for no audience (Auth0, say).
+		return refused("the token is not a JWT: a JWT is three base64url parts separated by dots (an opaque access token is not one: request the token for this server's audience)")
 	}
 	msg, err := jws.Parse([]byte(token), jws.WithCompact())
 	if err != nil || len(msg.Signatures()) != 1 {
@@ -397,6 +400,10 @@ func (j *JWT) Verify(ctx context.Context, token string) (Identity, error) {
 		return refused("the token was issued in the future (iat)")
 	case errors.Is(err, jwt.MissingRequiredClaimError()):
 		return refused("the token has no expiry (exp)")
+	case j.userNotString(msg.Payload()):
+		// jwx reads sub as a string, as RFC 7519 makes it: a user claim
+		// sub of another type fails here, before identity reads it.
+		return refused("the claim %s of the token, the user, is not a string", j.cfg.UserClaim)
 	default:
 		return refused("the token's claims cannot be read")
 	}
@@ -460,6 +467,21 @@ func (j *JWT) identity(payload []byte) (Identity, error) {
 		}
 	}
 	return Identity{ID: id, Claims: sel}, nil
+}
+
+// userNotString reports whether payload has the user claim with a value
+// other than a string or null.
+func (j *JWT) userNotString(payload []byte) bool {
+	var claims map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return false
+	}
+	v, ok := claims[j.cfg.UserClaim]
+	if !ok {
+		return false
+	}
+	var s *string
+	return json.Unmarshal(v, &s) != nil
 }
 
 // keysFor returns the keys that may have signed a token of key id kid

@@ -9,6 +9,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -174,6 +175,9 @@ func newJWT(t *testing.T, is *testIssuer, c *testClock, edit func(*server.JWTCon
 // b64 is s in base64url without padding.
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
+// notJWT is the reason a token that is not a JWT is refused.
+const notJWT = "the token is not a JWT: a JWT is three base64url parts separated by dots (an opaque access token is not one: request the token for this server's audience)"
+
 // TestJWTRefusals: every token JWT refuses is answered 401 with an
 // invalid_token challenge that says why, on the AG-UI routes and on /mcp,
 // and the token is quoted nowhere.
@@ -211,8 +215,14 @@ func TestJWTRefusals(t *testing.T) {
 		{"symmetric algorithm", string(hmac), "the token's signature algorithm is not accepted"},
 		{"no user", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", nil)), "the token has no claim sub, the user"},
 		{"a user that is no scope", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", "al\u00efce")), "the claim sub of the token, the user, is not usable: the scope must be printable ASCII, found byte 0xc3"},
+		{"a user that is an object", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", map[string]any{"id": "alice"})), "the claim sub of the token, the user, is not a string"},
+		{"a user that is an array", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", []string{"alice"})), "the claim sub of the token, the user, is not a string"},
+		{"a user that is a boolean", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", true)), "the claim sub of the token, the user, is not a string"},
+		{"a user that is a number", rsaKey.sign(t, is.claimsOf(clock, "alice", "sub", 42)), "the claim sub of the token, the user, is not a string"},
+		{"claims of the wrong type", rsaKey.sign(t, is.claimsOf(clock, "alice", "iss", 42)), "the token's claims cannot be read"},
 		{"malformed", "abc.def.ghi", "the token is malformed: its header, payload or signature cannot be read"},
-		{"not a JWT", "abc.def", "the token is not a JWT: a JWT is three base64url parts separated by dots"},
+		{"not a JWT", "abc.def", notJWT},
+		{"an opaque token", "not-a-jwt", notJWT},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, path := range []string{"/agui/workflows/whoami", "/agui/mcp"} {
@@ -249,6 +259,56 @@ func TestJWTRefusals(t *testing.T) {
 		if got := text(e.stream(e.send(http.MethodPost, "/agui/workflows/whoami", `{"threadId": "t1"}`, bearer(tok)...))); got != "alice -\n" {
 			t.Errorf("text %q", got)
 		}
+	}
+}
+
+// TestBearerAuthReasons: with a JWT verifier, a token that is no static
+// one is refused with the verifier's reason, opaque tokens included;
+// static tokens pass as before, and without a verifier an unknown token
+// is just not valid.
+func TestBearerAuthReasons(t *testing.T) {
+	is := newTestIssuer(t)
+	clock := newTestClock()
+	rsaKey := is.newKey(t, "rsa", "rsa-1", true)
+	j := newJWT(t, is, clock, nil)
+	toks, err := server.TokenList("AGUIC_TOKENS", "carol:carol-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := rsaKey.sign(t, is.claimsOf(clock, "alice"))
+	const notValid = "the bearer token is not valid"
+	for _, tc := range []struct {
+		name   string
+		tokens *server.Tokens
+		j      *server.JWT
+		token  string
+		user   string // "" when refused
+		reason string
+	}{
+		{"JWT only, opaque token", nil, j, "not-a-jwt", "", notJWT},
+		{"JWT only, two parts", nil, j, "abc.def", "", notJWT},
+		{"JWT only, four parts", nil, j, "a.b.c.d", "", notJWT},
+		{"JWT only, malformed", nil, j, "abc.def.ghi", "", "the token is malformed: its header, payload or signature cannot be read"},
+		{"JWT only, a JWT", nil, j, alice, "alice", ""},
+		{"both, a static token", toks, j, "carol-token", "carol", ""},
+		{"both, a JWT", toks, j, alice, "alice", ""},
+		{"both, an unknown token", toks, j, "carol-tokeN", "", notJWT},
+		{"static only, a static token", toks, nil, "carol-token", "carol", ""},
+		{"static only, an unknown token", toks, nil, "not-a-jwt", "", notValid},
+		{"static only, a JWT", toks, nil, alice, "", notValid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodGet, "/agui/threads", nil)
+			r.Header.Set("Authorization", "Bearer "+tc.token)
+			id, err := server.BearerAuth(tc.tokens, tc.j)(r)
+			var te *server.TokenError
+			switch {
+			case tc.reason == "" && (err != nil || id.ID != tc.user):
+				t.Errorf("identity %+v, %v; want %s", id, err, tc.user)
+			case tc.reason != "" && (!errors.As(err, &te) || te.Reason != tc.reason):
+				t.Errorf("error %v, want the reason %q", err, tc.reason)
+			}
+		})
 	}
 }
 

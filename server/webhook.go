@@ -63,6 +63,15 @@ func newSigner(secret string) (*signer, error) {
 	return &signer{wh: wh}, nil
 }
 
+// CheckWebhookSecret checks secret as WebhookOptions.Secret and
+// NotifierOptions.Secret take it: a Standard Webhooks secret, base64 of
+// at least 16 bytes, with or without the "whsec_" prefix; "" (unsigned)
+// passes. The error says what is wrong and never quotes the secret.
+func CheckWebhookSecret(secret string) error {
+	_, err := newSigner(secret)
+	return err
+}
+
 // endpoint is a webhook aguic calls: where, and how its messages are
 // signed, sent and logged.
 type endpoint struct {

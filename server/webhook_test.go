@@ -178,6 +178,23 @@ func TestWebhookHookOptions(t *testing.T) {
 	}
 }
 
+func TestCheckWebhookSecret(t *testing.T) {
+	for _, tc := range []struct {
+		secret, want string // want "": accepted
+	}{
+		{"", ""},
+		{"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", ""},
+		{"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", ""},
+		{"not base64!", `not base64, with or without the "whsec_" prefix`},
+		{"whsec_c2hvcnQ=", "too short: give at least 16 bytes, base64"},
+	} {
+		err := server.CheckWebhookSecret(tc.secret)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {
+			t.Errorf("CheckWebhookSecret(%q): %v, want %q", tc.secret, err, tc.want)
+		}
+	}
+}
+
 // completionServer is a completion webhook that fails its first calls.
 type completionServer struct {
 	srv   *httptest.Server

@@ -26,10 +26,19 @@ func (c *command) envName(flagName string) string {
 	return defaultEnvName(flagName)
 }
 
+// setting names the flag flagName in errors as it was set: its
+// environment variable when fromEnv set it, else --flagName.
+func (c *command) setting(flagName string) string {
+	if v, ok := c.fromVars[flagName]; ok {
+		return v
+	}
+	return "--" + flagName
+}
+
 // fromEnv sets every flag the command line left out to the value of its
 // environment variable, when getenv finds one that is not empty. A value
 // is checked as the same text on the command line is; the error names the
-// variable, one line for each bad value.
+// variable, one line for each bad value: a boolean says what it takes.
 func (c *command) fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -43,12 +52,18 @@ func (c *command) fromEnv(fs *flag.FlagSet, getenv func(string) string) error {
 		if text == "" {
 			return
 		}
-		if err := fs.Set(f.Name, text); err != nil {
-			kind := ""
-			if isBool(f) {
-				kind = "boolean "
+		switch err := fs.Set(f.Name, text); {
+		case err == nil:
+			if c.fromVars == nil {
+				c.fromVars = map[string]string{}
 			}
-			errs = append(errs, fmt.Errorf("invalid %svalue %q for %s: %v", kind, text, name, err))
+			c.fromVars[f.Name] = name
+		case isBool(f):
+			// strconv.ParseBool takes 1, t, T, TRUE, true, True and
+			// their opposites.
+			errs = append(errs, fmt.Errorf("%s=%s: want true or false", name, text))
+		default:
+			errs = append(errs, fmt.Errorf("invalid value %q for %s: %v", text, name, err))
 		}
 	})
 	return errors.Join(errs...)

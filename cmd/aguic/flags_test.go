@@ -40,7 +40,7 @@ func TestFromEnv(t *testing.T) {
 		{"another name", nil, map[string]string{"AGUIC_TOKEN": "no", "AGUIC_ADMIN_TOKEN": "yes"}, "/agui yes text 0 false", ""},
 		{"command line only", nil, map[string]string{"AGUIC_FORMAT": "json"}, "/agui  text 0 false", ""},
 		{"bad number", nil, map[string]string{"AGUIC_KEEP_EVENTS": "-2"}, "", `^invalid value "-2" for AGUIC_KEEP_EVENTS: not a positive whole number$`},
-		{"bad boolean", nil, map[string]string{"AGUIC_NODE_EVENTS": "maybe"}, "", `^invalid boolean value "maybe" for AGUIC_NODE_EVENTS: parse error$`},
+		{"bad boolean", nil, map[string]string{"AGUIC_NODE_EVENTS": "maybe"}, "", `^AGUIC_NODE_EVENTS=maybe: want true or false$`},
 		{"every bad value", nil, map[string]string{"AGUIC_KEEP_EVENTS": "x", "AGUIC_NODE_EVENTS": "y"}, "", `(?s)AGUIC_KEEP_EVENTS.*\n.*AGUIC_NODE_EVENTS`},
 		{"a bad value the command line overrides", []string{"--keep-events", "2"}, map[string]string{"AGUIC_KEEP_EVENTS": "x"}, "/agui  text 2 false", ""},
 	} {
@@ -66,6 +66,73 @@ func TestFromEnv(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestBoolFromEnv: every boolean variable of every command takes what
+// strconv.ParseBool does, and another value is an error that says the
+// variable, the value and what it takes.
+func TestBoolFromEnv(t *testing.T) {
+	n := 0
+	for _, c := range commands() {
+		fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+		c.flags(fs)
+		fs.VisitAll(func(f *flag.Flag) {
+			name := c.envName(f.Name)
+			if !isBool(f) || name == "" {
+				return
+			}
+			n++
+			for _, tc := range []struct{ value, wantErr string }{
+				{"1", ""}, {"t", ""}, {"TRUE", ""}, {"0", ""}, {"F", ""}, {"false", ""},
+				{"yes", name + "=yes: want true or false"},
+				{"on", name + "=on: want true or false"},
+			} {
+				fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+				c.flags(fs)
+				err := c.fromEnv(fs, func(v string) string {
+					if v == name {
+						return tc.value
+					}
+					return ""
+				})
+				if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr) {
+					t.Errorf("aguic %s, %s=%s: %v, want %q", c.name, name, tc.value, err, tc.wantErr)
+				}
+			}
+		})
+	}
+	if n == 0 {
+		t.Error("no command has a boolean variable")
+	}
+}
+
+// TestSetting: a flag's setting is named as it was given: the variable
+// fromEnv set it from, else the flag.
+func TestSetting(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, "--webhook-secret"},
+		{[]string{"--webhook-secret", "x"}, nil, "--webhook-secret"},
+		{nil, map[string]string{"AGUIC_WEBHOOK_SECRET": "x"}, "AGUIC_WEBHOOK_SECRET"},
+		{[]string{"--webhook-secret", "x"}, map[string]string{"AGUIC_WEBHOOK_SECRET": "y"}, "--webhook-secret"},
+	} {
+		c := serveCommand()
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		c.flags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.fromEnv(fs, func(name string) string { return tc.env[name] }); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.setting("webhook-secret"); got != tc.want {
+			t.Errorf("args %q, env %v: %s, want %s", tc.args, tc.env, got, tc.want)
+		}
 	}
 }
 

@@ -87,6 +87,18 @@ func (o hookOptions) checkRequestModels(opts stdlib.Options) (stdlib.Options, er
 	return opts, nil
 }
 
+// checkSecrets checks --hook-secret and --webhook-secret before anything
+// starts; setting names the flag, or the variable that set it, of a bad
+// one. The error never quotes the secret.
+func (o hookOptions) checkSecrets(setting func(flagName string) string) error {
+	for _, s := range []struct{ flag, secret string }{{"hook-secret", o.hookSecret}, {"webhook-secret", o.webhookSecret}} {
+		if err := server.CheckWebhookSecret(s.secret); err != nil {
+			return fmt.Errorf("%s: %w", setting(s.flag), err)
+		}
+	}
+	return nil
+}
+
 // wire sets the run hook, the completion webhook and the request models of
 // cfg; the returned function drains the completion webhook after the
 // server has stopped.

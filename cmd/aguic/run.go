@@ -34,6 +34,8 @@ type command struct {
 	// vars names the environment variable of each flag whose variable is
 	// not the default one (envName); "" keeps a flag to the command line.
 	vars map[string]string
+	// fromVars names the variable of each flag fromEnv set.
+	fromVars map[string]string
 
 	// flags defines the command's flags on fs and returns the function that
 	// runs the command once fs has parsed them, with the remaining arguments.

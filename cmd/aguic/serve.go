@@ -215,6 +215,9 @@ AGUIC_ADDR=:8080 AGUIC_TOKENS_FILE=tokens.txt AGUIC_DATA=/var/lib/aguic aguic se
 			if o.metricsPublic && !o.metrics {
 				return usageError(e, c, "--metrics-public: the metrics are off (--metrics=false)")
 			}
+			if err := o.hooks.checkSecrets(c.setting); err != nil {
+				return usageError(e, c, "%v", err)
+			}
 			if o.jwt, err = o.jwtFlags.config(fs); err != nil {
 				return usageError(e, c, "%v", err)
 			}

@@ -28,7 +28,7 @@ func TestServeHookFlags(t *testing.T) {
 	if err := os.WriteFile(script, []byte("reply repeat\ntext: hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGUIC_MODEL", "AGUIC_REQUEST_MODELS", "AGUIC_HOOK_URL", "AGUIC_WEBHOOK_URL"} {
+	for _, v := range []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "AGUIC_MODEL", "AGUIC_REQUEST_MODELS", "AGUIC_HOOK_URL", "AGUIC_WEBHOOK_URL", "AGUIC_HOOK_SECRET", "AGUIC_WEBHOOK_SECRET"} {
 		t.Setenv(v, "")
 	}
 	for _, tc := range []struct {
@@ -42,7 +42,11 @@ func TestServeHookFlags(t *testing.T) {
 		{"provider from the environment", nil, map[string]string{"AGUIC_REQUEST_MODELS": "anthropic/claude-haiku-4-5"}, "anthropic/claude-haiku-4-5: no model provider is configured"},
 		{"bad hook url", []string{"--model-script", script, "--hook-url", "hooks.example.com"}, nil, "--hook-url: the hook URL"},
 		{"secret without url", []string{"--hook-secret", testSecret}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x"}, "--hook-secret and --hook-headers need --hook-url"},
-		{"bad webhook secret", []string{"--webhook-url", "https://hooks.example.com", "--webhook-secret", "not base64!"}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x"}, "--webhook-url: the webhook secret: not base64"},
+		{"bad webhook secret", []string{"--webhook-url", "https://hooks.example.com", "--webhook-secret", "s3cr3t!"}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x"}, "aguic serve: --webhook-secret: not base64"},
+		{"bad webhook secret from the environment", []string{"--webhook-url", "https://hooks.example.com"}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x", "AGUIC_WEBHOOK_SECRET": "s3cr3t!"}, "aguic serve: AGUIC_WEBHOOK_SECRET: not base64"},
+		{"short webhook secret from the environment", nil, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x", "AGUIC_WEBHOOK_URL": "https://hooks.example.com", "AGUIC_WEBHOOK_SECRET": "whsec_c2hvcnQ="}, "aguic serve: AGUIC_WEBHOOK_SECRET: too short"},
+		{"bad hook secret", []string{"--hook-url", "https://hooks.example.com", "--hook-secret", "s3cr3t!"}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x"}, "aguic serve: --hook-secret: not base64"},
+		{"bad hook secret from the environment", []string{"--hook-url", "https://hooks.example.com"}, map[string]string{"OPENAI_API_KEY": "k", "AGUIC_MODEL": "openai/x", "AGUIC_HOOK_SECRET": "s3cr3t!"}, "aguic serve: AGUIC_HOOK_SECRET: not base64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {
@@ -55,6 +59,9 @@ func TestServeHookFlags(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("stderr %q, want %q", stderr.String(), tc.want)
+			}
+			if strings.Contains(stderr.String(), "s3cr3t") || strings.Contains(stderr.String(), "c2hvcnQ") {
+				t.Errorf("stderr quotes the secret: %q", stderr.String())
 			}
 		})
 	}

@@ -44,7 +44,7 @@ func TestNodeEventsSetting(t *testing.T) {
 		if got != tt.want || (err != nil) != tt.wantErr {
 			t.Errorf("args %q, AGUIC_NODE_EVENTS=%q: %v, %v; want %v (error %v)", tt.args, tt.env, got, err, tt.want, tt.wantErr)
 		}
-		if err != nil && !strings.Contains(err.Error(), `invalid boolean value "yes" for AGUIC_NODE_EVENTS`) {
+		if err != nil && !strings.Contains(err.Error(), `AGUIC_NODE_EVENTS=yes: want true or false`) {
 			t.Errorf("the error does not name the variable: %v", err)
 		}
 	}
