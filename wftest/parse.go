@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aguic/aguic/lang/diag"
 	"github.com/aguic/aguic/server/agui"
@@ -370,7 +371,12 @@ func (p *parser) httpStub(n, col int, rest string) *HTTPStub {
 		p.errorf(n, col, "http: unknown method %q (the methods are %s)", method, strings.Join(httpMethods, ", "))
 		return nil
 	}
-	s.re = regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(url), `\*`, ".*") + "$")
+	re, err := regexp.Compile("^" + strings.ReplaceAll(regexp.QuoteMeta(url), `\*`, ".*") + "$")
+	if err != nil || !utf8.ValidString(url) {
+		p.errorf(n, col, "http: the URL %q is not valid UTF-8 text", url)
+		return nil
+	}
+	s.re = re
 	answer = strings.TrimSpace(answer)
 	acol := col + strings.Index(rest, "=>") + 3
 	if msg, ok := strings.CutPrefix(answer, "error"); ok && (msg == "" || msg[0] == ' ') {
