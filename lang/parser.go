@@ -986,6 +986,10 @@ func (p *parser) partsEnd(last *token) {
 		p.fail(t, "")
 	case p.commentHash(t):
 		p.fail(t, "comments start with // or /* */, not #")
+	case last != nil && last.is(tOp, "#"):
+		// # is a predicate's element, inside brackets: ending a value
+		// outside them, it is a comment written as in shell.
+		p.fail(last, "comments start with // or /* */, not #")
 	case t.kind != tNewline || last == nil || !continues(last):
 		return
 	}
