@@ -74,9 +74,9 @@ type Options struct {
 
 // Setup returns the tracing the environment asks for: spans exported over
 // OTLP/HTTP (protobuf) when OTEL_EXPORTER_OTLP_ENDPOINT or
-// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, or to o.Exporter, else nil,
-// which traces nothing. OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn it
-// off too. The exporter reads its endpoint, headers, timeout, compression
+// OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set, or to o.Exporter, else
+// nil, which traces nothing. OTEL_SDK_DISABLED=true and
+// OTEL_TRACES_EXPORTER=none turn it off too. The exporter reads its endpoint, headers, timeout, compression
 // and TLS from the standard OTEL_EXPORTER_OTLP_* variables; the resource
 // has service.name "aguic" unless OTEL_SERVICE_NAME or
 // OTEL_RESOURCE_ATTRIBUTES say otherwise; the sampler is the SDK's,
@@ -125,30 +125,32 @@ func Setup(ctx context.Context, o Options) (*Tracing, error) {
 // otlpExporter returns the OTLP/HTTP exporter the environment asks for, or
 // nil when it sets no endpoint.
 func otlpExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	if getenv("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+	v, e := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+	if e == "" {
 		return nil, nil
 	}
-	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
-		if e := getenv(v); e != "" {
-			if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, fmt.Errorf("%s=%s: want the URL of an OTLP/HTTP receiver, such as http://localhost:4318", v, e)
-			}
-			break
-		}
+	if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s=%s: want the URL of an OTLP/HTTP receiver, such as http://localhost:4318", v, e)
 	}
-	for _, v := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
-		if p := getenv(v); p != "" {
-			if p != "http/protobuf" {
-				return nil, fmt.Errorf("%s=%s: aguic exports traces over http/protobuf only", v, p)
-			}
-			break
-		}
+	if v, p := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"); p != "" && p != "http/protobuf" {
+		return nil, fmt.Errorf("%s=%s: aguic exports traces over http/protobuf only", v, p)
 	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
 	}
 	return exp, nil
+}
+
+// firstSet returns the first of vars that is set, and its value: a
+// variable of the traces signal wins over the one of every signal.
+func firstSet(getenv func(string) string, vars ...string) (name, value string) {
+	for _, v := range vars {
+		if value := getenv(v); value != "" {
+			return v, value
+		}
+	}
+	return "", ""
 }
 
 // samplers are the values of OTEL_TRACES_SAMPLER the SDK knows; those
@@ -188,9 +190,12 @@ func checkEnv(getenv func(string) string) error {
 func describe(getenv func(string) string, own bool) []any {
 	where := "the program's exporter"
 	if !own {
-		where = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-		if where == "" {
-			where = strings.TrimSuffix(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), "/") + "/v1/traces"
+		// A signal's own endpoint is the URL; the general one gets the
+		// signal's path.
+		v, e := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+		where = e
+		if v == "OTEL_EXPORTER_OTLP_ENDPOINT" {
+			where = strings.TrimSuffix(e, "/") + "/v1/traces"
 		}
 	}
 	sampler := cmp.Or(getenv("OTEL_TRACES_SAMPLER"), "parentbased_always_on")

@@ -125,14 +125,9 @@ func measureTogether(b *testing.B, procs []*crashProc, wf, message string, clien
 	benchers := make([]*bencher, len(procs))
 	pids := make([]int, len(procs))
 	for i, p := range procs {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.MaxIdleConnsPerHost = clients
-		tr.DisableCompression = true
-		defer tr.CloseIdleConnections()
-		benchers[i] = &bencher{
-			o:      benchOptions{urls: []string{p.log.url + "/workflows/" + wf}, clients: clients, turns: 10, message: message},
-			client: &http.Client{Transport: tr},
-		}
+		bn, done := newBencher([]string{p.log.url + "/workflows/" + wf}, clients, message, false)
+		defer done()
+		benchers[i] = bn
 		pids[i] = p.cmd.Process.Pid
 	}
 	together := func(turns int) error {

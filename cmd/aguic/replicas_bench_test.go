@@ -203,6 +203,18 @@ func (rs *replicaSet) snapshot(b *testing.B) cpuSnapshot {
 	return s
 }
 
+// newBencher returns a bencher of conversations of 10 turns to urls from
+// clients clients, over connections of its own; done closes them.
+func newBencher(urls []string, clients int, message string, stateless bool) (bn *bencher, done func()) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = clients
+	tr.DisableCompression = true
+	return &bencher{
+		o:      benchOptions{urls: urls, clients: clients, turns: 10, message: message, stateless: stateless},
+		client: &http.Client{Transport: tr},
+	}, tr.CloseIdleConnections
+}
+
 // measure runs b.N turns of workflow wf from clients concurrent clients
 // against the replicas, each conversation on one replica if sticky, and
 // reports.
@@ -211,14 +223,8 @@ func (rs *replicaSet) measure(b *testing.B, wf, message string, stateless, stick
 	for _, p := range rs.procs {
 		urls = append(urls, p.log.url+"/workflows/"+wf)
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = clients
-	tr.DisableCompression = true
-	defer tr.CloseIdleConnections()
-	bn := &bencher{
-		o:      benchOptions{urls: urls, clients: clients, turns: 10, message: message, stateless: stateless},
-		client: &http.Client{Transport: tr},
-	}
+	bn, done := newBencher(urls, clients, message, stateless)
+	defer done()
 	if _, err := drive(bn, clients, 3*clients, sticky); err != nil {
 		b.Fatalf("warm-up: %v", err)
 	}

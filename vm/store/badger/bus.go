@@ -3,7 +3,6 @@ package badger
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -54,7 +53,7 @@ func (s *Store) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
 	defer s.leave()
 	var runs []store.Run
 	err := s.db.View(func(txn *badgerdb.Txn) (err error) {
-		runs, err = pendingRuns(txn, threadKey(k))
+		_, runs, err = pendingRuns(txn, threadKey(k))
 		return err
 	})
 	if err != nil {
@@ -63,12 +62,12 @@ func (s *Store) Pending(ctx context.Context, k store.Key) ([]store.Run, error) {
 	return runs, nil
 }
 
-// pendingRuns reads the running and queued runs of thread tk, as Pending
-// orders them.
-func pendingRuns(txn *badgerdb.Txn, tk []byte) ([]store.Run, error) {
+// pendingRuns reads the header of thread tk and its running and queued
+// runs, as Pending orders them; none when the thread does not exist.
+func pendingRuns(txn *badgerdb.Txn, tk []byte) (header, []store.Run, error) {
 	h, found, err := readHeader(txn, tk)
 	if err != nil || !found {
-		return nil, err
+		return h, nil, err
 	}
 	var running, queued []store.Run
 	for _, status := range []store.Status{store.Running, store.Queued} {
@@ -79,7 +78,7 @@ func pendingRuns(txn *badgerdb.Txn, tk []byte) ([]store.Run, error) {
 			r, found, err := readRun(txn, tk, h.Gen, id)
 			if err != nil {
 				it.Close()
-				return nil, err
+				return h, nil, err
 			}
 			if found && r.Status == status {
 				if status == store.Running {
@@ -91,7 +90,7 @@ func pendingRuns(txn *badgerdb.Txn, tk []byte) ([]store.Run, error) {
 		}
 		it.Close()
 	}
-	return append(running, store.SortQueued(queued)...), nil
+	return h, append(running, store.SortQueued(queued)...), nil
 }
 
 // Claim takes the thread's lease while it has runs running or queued,
@@ -100,47 +99,24 @@ func pendingRuns(txn *badgerdb.Txn, tk []byte) ([]store.Run, error) {
 // commit (the lease is held: ErrBusy) or after it (no run is left, and
 // nothing is taken).
 func (s *Store) Claim(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, []store.Run, error) {
-	fail := func(err error) (store.Lease, []store.Run, error) {
-		return store.Lease{}, nil, fmt.Errorf("claim %s: %w", keyName(k), err)
-	}
-	if owner == "" {
-		return fail(errors.New("no owner given"))
-	}
-	if err := s.enter(ctx); err != nil {
-		return fail(err)
-	}
-	defer s.leave()
-	tk := threadKey(k)
-	var out store.Lease
 	var runs []store.Run
-	err := s.leases.with(tk, func(sl *slot) error {
-		now := time.Now().UTC()
-		if sl.owner != "" && sl.owner != owner && sl.expires.After(now) {
-			return store.ErrBusy
-		}
-		var h header
-		err := s.db.View(func(txn *badgerdb.Txn) (err error) {
-			var found bool
-			if h, found, err = readHeader(txn, tk); err != nil || !found {
-				return err
-			}
-			runs, err = pendingRuns(txn, tk)
+	l, err := s.take(ctx, "claim", k, owner, ttl, func(tk []byte, sl *slot, now time.Time) (h header, grant bool, err error) {
+		err = s.db.View(func(txn *badgerdb.Txn) (err error) {
+			h, runs, err = pendingRuns(txn, tk)
 			return err
 		})
 		if err != nil || len(runs) == 0 {
-			return err
+			return h, false, err
 		}
 		if sl.head == nil {
 			sl.head = &h
 		}
-		sl.owner, sl.token, sl.expires = owner, s.leases.last.Add(1), now.Add(ttl)
-		out = store.Lease{Key: k, Owner: owner, Token: sl.token, Expires: sl.expires, Version: sl.head.Version}
-		return nil
+		return *sl.head, true, nil
 	})
-	if err != nil {
-		return fail(err)
+	if err != nil || len(runs) == 0 {
+		return store.Lease{}, nil, err
 	}
-	return out, runs, nil
+	return l, runs, nil
 }
 
 // Stranded lists the threads with a running or queued run whose lease is

@@ -167,8 +167,20 @@ func (s *Store) dropLeaseRecords() error {
 // exist. The owner of an unexpired lease may acquire it again; that
 // fences out its previous lease.
 func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time.Duration) (store.Lease, error) {
+	return s.take(ctx, "acquire", k, owner, ttl, func(tk []byte, sl *slot, now time.Time) (header, bool, error) {
+		h, err := s.ensureThread(ctx, tk, sl, now)
+		return h, err == nil, err
+	})
+}
+
+// take grants the lease of thread k to owner under the lock of the
+// thread's slot, unless another owner holds it unexpired (ErrBusy) or
+// thread, called first, says there is nothing to take: it returns the
+// thread's header and whether to grant. op names the operation in errors.
+func (s *Store) take(ctx context.Context, op string, k store.Key, owner string, ttl time.Duration,
+	thread func(tk []byte, sl *slot, now time.Time) (header, bool, error)) (store.Lease, error) {
 	fail := func(err error) (store.Lease, error) {
-		return store.Lease{}, fmt.Errorf("acquire %s: %w", keyName(k), err)
+		return store.Lease{}, fmt.Errorf("%s %s: %w", op, keyName(k), err)
 	}
 	if owner == "" {
 		return fail(errors.New("no owner given"))
@@ -184,8 +196,8 @@ func (s *Store) Acquire(ctx context.Context, k store.Key, owner string, ttl time
 		if sl.owner != "" && sl.owner != owner && sl.expires.After(now) {
 			return store.ErrBusy
 		}
-		h, err := s.ensureThread(ctx, tk, sl, now)
-		if err != nil {
+		h, grant, err := thread(tk, sl, now)
+		if err != nil || !grant {
 			return err
 		}
 		sl.owner, sl.token, sl.expires = owner, s.leases.last.Add(1), now.Add(ttl)

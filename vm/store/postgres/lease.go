@@ -156,9 +156,6 @@ func (s *Store) Claim(ctx context.Context, k store.Key, owner string, ttl time.D
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, store.ErrBusy) {
-			return fail(err)
-		}
 		return fail(classify(ctx, err))
 	}
 	if len(runs) == 0 {
